@@ -1,0 +1,16 @@
+"""prixfixe: an MCP server whose cost to an agent's context stays flat however much it can do.
+
+A plugin needs only what is exported here: `hookimpl`, `Tool`, `ToolContext`, `ToolResult`.
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("prixfixe")
+except PackageNotFoundError:  # running from a source tree that was never installed
+    __version__ = "0.0.0+unknown"
+
+from prixfixe.hookspecs import hookimpl
+from prixfixe.tool import Tool, ToolContext, ToolResult
+
+__all__ = ["Tool", "ToolContext", "ToolResult", "__version__", "hookimpl"]

@@ -1,0 +1,3 @@
+from prixfixe.cli import main
+
+main()

@@ -1,0 +1,167 @@
+"""The assembled application: config, plugins, registry and facet policy, shared by the MCP
+layer and the CLI, with the one dispatch path every tool call goes through."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from pydantic import BaseModel
+
+from prixfixe.config import LoadedConfig, load_config
+from prixfixe.errors import PrixfixeError, ToolDeniedError, UnknownToolError
+from prixfixe.finder import Finder
+from prixfixe.facets import Exposure, check_known_facets, resolve_exposure
+from prixfixe.plugins import PluginInfo, build_plugin_manager, collect
+from prixfixe.registry import RegisteredTool, Registry
+from prixfixe.tool import ToolContext, ToolResult
+from prixfixe.validation import validate_arguments
+
+log = logging.getLogger(__name__)
+
+#: The most tools a default `tools/list` may hold. A test pins it; raising it is a design change.
+DEFAULT_TOOL_BUDGET = 12
+
+
+@dataclass
+class App:
+    config: LoadedConfig
+    exposure: Exposure
+    registry: Registry
+    plugins: list[PluginInfo]
+    env: Mapping[str, str] = field(repr=False)
+    _listing: tuple[int, types.ListToolsResult] | None = field(default=None, repr=False)
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
+        facet: str | None = None,
+        extra_plugins: Sequence[object] = (),
+    ) -> App:
+        """Load config and plugins and check the facet policy; raise `PrixfixeError` if invalid."""
+        env = dict(os.environ) if env is None else dict(env)
+        config = load_config(env, cwd)
+        pm, infos = build_plugin_manager(env, extra_plugins)
+        registry = collect(pm, infos)
+        exposure = resolve_exposure(config, env, narrow=facet)
+        check_known_facets(exposure, registry.facets(), config)
+        return cls(config=config, exposure=exposure, registry=registry, plugins=infos, env=env)
+
+    @cached_property
+    def finder(self) -> Finder:
+        return Finder(self)
+
+    # -- what a connection sees -------------------------------------------------------------
+
+    def listed_tools(self) -> list[RegisteredTool]:
+        return [e for e in self.registry if self.exposure.listed(e.tool.facet)]
+
+    def list_tools_result(self) -> types.ListToolsResult:
+        """The `tools/list` answer, built once per registry version so it is byte-stable."""
+        if self._listing is None or self._listing[0] != self.registry.version:
+            result = types.ListToolsResult(tools=[e.wire for e in self.listed_tools()])
+            self._listing = (self.registry.version, result)
+        return self._listing[1]
+
+    def list_tools_json(self) -> str:
+        """The listed tools as compact wire JSON: what a client puts in the model's context."""
+        tools = [
+            t.model_dump(mode="json", by_alias=True, exclude_none=True)
+            for t in self.list_tools_result().tools
+        ]
+        return json.dumps(tools, separators=(",", ":"), ensure_ascii=False)
+
+    def instructions(self) -> str:
+        return (
+            "prixfixe lists only a few tools; many more are reachable without being listed. "
+            "Find a capability with tool_search(query), read its schemas with "
+            "tool_describe(name), and call it with tool_invoke(name, arguments). "
+            f"Facets: {self.exposure.describe()}."
+        )
+
+    # -- reaching a tool ------------------------------------------------------------------
+
+    def reachable(self, name: str) -> RegisteredTool:
+        """The tool called `name`, if this server may serve it; else a clear error."""
+        if name not in self.registry:
+            pool = [e.name for e in self.registry if self.exposure.reachable(e.tool.facet)]
+            raise UnknownToolError(name, self.registry.suggest(name, pool))
+        entry = self.registry.get(name)
+        facet = entry.tool.facet
+        if facet in self.exposure.deny:
+            raise ToolDeniedError(name, facet, self.exposure.deny_source)
+        if not self.exposure.reachable(facet):
+            raise UnknownToolError(name)
+        return entry
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Any,
+        request: ServerRequestContext[Any] | None = None,
+    ) -> types.CallToolResult:
+        """Validate and run one tool. Unknown or denied names raise; everything that goes
+        wrong inside the call (bad arguments, a failing handler) is an `isError` result the
+        model can read and correct, as the MCP spec asks for tool execution errors."""
+        entry = self.reachable(name)
+        try:
+            args = validate_arguments(entry, arguments)
+            output = entry.tool.handler(ToolContext(app=self, request=request), args)
+            if inspect.isawaitable(output):
+                output = await output
+        except PrixfixeError as exc:
+            return error_result(exc.message)
+        except Exception as exc:  # noqa: BLE001 - the top of a tool call: report, keep serving
+            log.exception("tool %s failed", name)
+            return error_result(f"tool {name!r} failed: {type(exc).__name__}: {exc}")
+        return to_call_result(entry, output)
+
+
+def error_result(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
+
+
+def to_call_result(entry: RegisteredTool, output: Any) -> types.CallToolResult:
+    """Turn what a handler returned into the wire result; structured data is also text."""
+    if isinstance(output, types.CallToolResult):
+        return output
+    text: str
+    data: dict[str, Any] | None
+    is_error = False
+    if isinstance(output, ToolResult):
+        text, is_error = output.text, output.is_error
+        data = _dump(output.data)
+    elif isinstance(output, BaseModel):
+        data = _dump(output)
+        text = json.dumps(data, ensure_ascii=False)
+    elif isinstance(output, str):
+        text, data = output, None
+    else:
+        raise TypeError(f"tool {entry.name!r} returned {type(output).__name__}")
+    if entry.output_schema is not None and data is None and not is_error:
+        raise TypeError(f"tool {entry.name!r} declares an output model but returned no data")
+    content: list[types.ContentBlock] = [types.TextContent(type="text", text=text)]
+    if data is not None and isinstance(output, ToolResult):
+        # The spec asks for the serialized structured content in a text block too.
+        content.append(types.TextContent(type="text", text=json.dumps(data, ensure_ascii=False)))
+    return types.CallToolResult(content=content, structured_content=data, is_error=is_error)
+
+
+def _dump(data: BaseModel | dict[str, Any] | None) -> dict[str, Any] | None:
+    if data is None:
+        return None
+    if isinstance(data, BaseModel):
+        return data.model_dump(mode="json", by_alias=True)
+    return data

@@ -1,0 +1,273 @@
+"""The `prixfixe` command, for people: tables and colour on a terminal, plain text in a pipe,
+JSON with `--json`, and a one-line message instead of a traceback when something is wrong."""
+
+from __future__ import annotations
+
+import json
+import platform
+import sys
+from collections.abc import Callable
+from functools import wraps
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any, TypeVar
+
+import click
+
+from prixfixe import __version__
+from prixfixe.errors import ConfigError, PrixfixeError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _console(stderr: bool = False) -> Any:
+    from rich.console import Console
+
+    # In a pipe rich drops colour; a wide virtual width keeps table cells from being cut.
+    return Console(stderr=stderr, width=None if sys.stdout.isatty() else 200, highlight=False)
+
+
+def _fail(message: str, code: int) -> None:
+    _console(stderr=True).print(f"[bold red]prixfixe: error:[/] {message}", markup=True)
+    sys.exit(code)
+
+
+def friendly(func: F) -> F:
+    """Turn prixfixe errors into one clear line on stderr and an exit code."""
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except ConfigError as exc:
+            _fail(exc.message, 2)
+        except PrixfixeError as exc:
+            _fail(exc.message, 1)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _app(facet: str | None = None) -> Any:
+    from prixfixe.app import App
+
+    return App.build(facet=facet)
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="prixfixe")
+def cli() -> None:
+    """prixfixe: an MCP server whose cost to an agent's context stays flat."""
+
+
+@cli.command()
+@click.option("--facet", metavar="NAME", help="Serve only this facet (a narrow server).")
+@friendly
+def serve(facet: str | None) -> None:
+    """Serve MCP over stdio (for a client to launch)."""
+    import anyio
+
+    from prixfixe.server import serve_stdio
+
+    app = _app(facet)
+    anyio.run(serve_stdio, app)
+
+
+def _dist_version(name: str) -> str:
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def doctor_report(app: Any) -> dict[str, Any]:
+    from prixfixe.app import DEFAULT_TOOL_BUDGET
+    from prixfixe.tokens import token_counts
+
+    listing = app.list_tools_json()
+    facets = app.registry.facets()
+    return {
+        "versions": {
+            "prixfixe": __version__,
+            "python": platform.python_version(),
+            "mcp": _dist_version("mcp"),
+            "platform": platform.platform(terse=True),
+        },
+        "config": {
+            "file": str(app.config.path) if app.config.path else None,
+            "searched": [{"path": str(p), "exists": p.is_file()} for p in app.config.searched],
+        },
+        "facets": [
+            {
+                "name": name,
+                "tools": len(entries),
+                "listed": app.exposure.listed(name),
+                "denied": name in app.exposure.deny,
+            }
+            for name, entries in facets.items()
+        ],
+        "exposure": {
+            "expose": list(app.exposure.expose),
+            "expose_source": app.exposure.expose_source,
+            "deny": list(app.exposure.deny),
+            "deny_source": app.exposure.deny_source,
+        },
+        "plugins": [{"name": p.name, "origin": p.origin, "status": p.status} for p in app.plugins],
+        "tools_list": {
+            "tools": len(app.listed_tools()),
+            "budget": DEFAULT_TOOL_BUDGET,
+            "bytes": len(listing.encode()),
+            "tokens": token_counts(listing),
+        },
+        "registered_tools": len(app.registry),
+    }
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@friendly
+def doctor(as_json: bool) -> None:
+    """Check the installation: versions, config, facets, plugins, tools/list cost."""
+    from rich.table import Table
+
+    report = doctor_report(_app())
+    problems = [p for p in report["plugins"] if p["status"].startswith("failed")]
+    over = report["tools_list"]["tools"] > report["tools_list"]["budget"]
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+        sys.exit(1 if problems or over else 0)
+    out = _console()
+    v = report["versions"]
+    out.print(f"[bold]prixfixe {v['prixfixe']}[/]  Python {v['python']}  mcp {v['mcp']}  {v['platform']}")
+    cfg = report["config"]
+    out.print(f"\n[bold]Config[/]: {_escape(cfg['file'] or 'none found, using built-in defaults')}")
+    for item in cfg["searched"]:
+        mark = "[green]found[/]" if item["exists"] else "[dim]absent[/]"
+        out.print(f"  {mark}  {_escape(item['path'])}")
+    exp = report["exposure"]
+    out.print(f"\n[bold]Facets[/]: listed {', '.join(exp['expose'])} (from {_escape(exp['expose_source'])})")
+    if exp["deny"]:
+        out.print(f"  denied {', '.join(exp['deny'])} (from {_escape(exp['deny_source'])})")
+    table = Table("facet", "tools", "listed", "denied")
+    for f in report["facets"]:
+        table.add_row(f["name"], str(f["tools"]), _yes(f["listed"]), _yes(f["denied"]))
+    out.print(table)
+    plugins = Table("plugin", "from", "status", title="Plugins")
+    for p in report["plugins"]:
+        colour = "green" if p["status"] == "loaded" else ("red" if p["status"].startswith("failed") else "yellow")
+        plugins.add_row(_escape(p["name"]), _escape(p["origin"]), f"[{colour}]{_escape(p['status'])}[/]")
+    out.print(plugins)
+    tl = report["tools_list"]
+    colour = "red" if over else "green"
+    out.print(
+        f"\n[bold]Default tools/list[/]: [{colour}]{tl['tools']} tools[/] (budget {tl['budget']}) of "
+        f"{report['registered_tools']} registered; {tl['bytes']} bytes, "
+        f"{tl['tokens']['cl100k_base']} tokens (cl100k_base), {tl['tokens']['o200k_base']} (o200k_base)"
+    )
+    if problems or over:
+        sys.exit(1)
+
+
+def _yes(flag: bool) -> str:
+    return "[green]yes[/]" if flag else "[dim]no[/]"
+
+
+@cli.group()
+def tools() -> None:
+    """Find, read and list tools, as an agent would through the discovery trio."""
+
+
+def _call(app: Any, name: str, arguments: dict[str, Any]) -> Any:
+    import anyio
+
+    result = anyio.run(app.call_tool, name, arguments)
+    if result.is_error:
+        raise PrixfixeError(result.content[0].text)
+    return result
+
+
+@tools.command("search")
+@click.argument("query")
+@click.option("--limit", default=5, show_default=True, type=click.IntRange(1, 50))
+@click.option("--facet", default=None, help="Only search this facet.")
+@click.option("--json", "as_json", is_flag=True, help="Print the structured result as JSON.")
+@friendly
+def tools_search(query: str, limit: int, facet: str | None, as_json: bool) -> None:
+    """Rank tools for QUERY (what you want to do, in a few words)."""
+    from rich.table import Table
+
+    args: dict[str, Any] = {"query": query, "limit": limit}
+    if facet:
+        args["facet"] = facet
+    data = _call(_app(), "tool_search", args).structured_content
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    out = _console()
+    if not data["results"]:
+        out.print(f"No tool matches {_escape(query)!r}.")
+        return
+    title = "Results" if data["good_match"] else "[yellow]No good match[/] — nearest tools, all weak"
+    table = Table("#", "tool", "facet", "mutates", "score", "summary", title=title)
+    for i, r in enumerate(data["results"], 1):
+        name = f"[dim]{r['name']}[/]" if r["weak"] else f"[bold]{r['name']}[/]"
+        table.add_row(str(i), name, r["facet"], _yes(r["mutates"]), f"{r['score']:.2f}", _escape(r["summary"]))
+    out.print(table)
+
+
+@tools.command("describe")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print the structured result as JSON.")
+@friendly
+def tools_describe(name: str, as_json: bool) -> None:
+    """Show tool NAME in full: description, schemas, facet, usage."""
+    from rich.syntax import Syntax
+
+    data = _call(_app(), "tool_describe", {"name": name}).structured_content
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    out = _console()
+    kind = "[red]mutates[/]" if data["mutates"] else "[green]read-only[/]"
+    listed = "listed" if data["listed"] else "not listed (reach it with tool_invoke)"
+    out.print(f"[bold]{data['name']}[/] — {_escape(data['title'])}  [{data['facet']}] {kind}, {listed}")
+    out.print(_escape(data["description"]))
+    if data["usage"]:
+        out.print(f"[bold]Usage[/]: {_escape(data['usage'])}")
+    out.print("[bold]Input schema[/]")
+    out.print(Syntax(json.dumps(data["input_schema"], indent=2), "json"))
+    if data["output_schema"] is not None:
+        out.print("[bold]Output schema[/]")
+        out.print(Syntax(json.dumps(data["output_schema"], indent=2), "json"))
+
+
+@tools.command("list")
+@click.option("--all", "show_all", is_flag=True, help="Every reachable tool, not only listed ones.")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@friendly
+def tools_list(show_all: bool, as_json: bool) -> None:
+    """The tools a client's tools/list shows (or, with --all, every reachable tool)."""
+    from rich.table import Table
+
+    app = _app()
+    entries = [e for e in app.registry if app.exposure.reachable(e.tool.facet)] if show_all else app.listed_tools()
+    rows = [
+        {"name": e.name, "facet": e.tool.facet, "mutates": e.tool.mutates, "summary": e.tool.summary,
+         "listed": app.exposure.listed(e.tool.facet)}
+        for e in entries
+    ]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    table = Table("tool", "facet", "mutates", "listed", "summary")
+    for r in rows:
+        table.add_row(r["name"], r["facet"], _yes(r["mutates"]), _yes(r["listed"]), _escape(r["summary"]))
+    _console().print(table)
+
+
+def main() -> None:
+    cli()

@@ -1,0 +1,117 @@
+"""Configuration: one TOML file, found on a fixed search path, validated strictly.
+
+Search order: `$PRIXFIXE_CONFIG` (which must then exist), `./prixfixe.toml`, then
+`prixfixe.toml` in the user config dir. The first file found is the one used; the others are
+not merged, so what is in force is always one readable file plus the environment.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from prixfixe.errors import ConfigError
+
+CONFIG_ENV = "PRIXFIXE_CONFIG"
+CONFIG_FILENAME = "prixfixe.toml"
+
+
+class McpConfig(BaseModel):
+    """`[mcp]`: which facets a connection lists, and which are off limits."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    expose: list[str] | None = Field(
+        default=None, description="Facets whose tools tools/list shows (default: core)."
+    )
+    deny: list[str] = Field(
+        default_factory=list,
+        description="Facets removed from listing, search and invocation.",
+    )
+
+
+class ConfigModel(BaseModel):
+    """The whole file. Unknown keys are errors: a typo must not be silently ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mcp: McpConfig = Field(default_factory=McpConfig)
+
+
+@dataclass(frozen=True)
+class LoadedConfig:
+    """The configuration in force, where it came from, and where else was looked."""
+
+    model: ConfigModel
+    path: Path | None
+    searched: tuple[Path, ...] = field(default_factory=tuple)
+
+    @property
+    def source(self) -> str:
+        return str(self.path) if self.path else "built-in defaults"
+
+
+def user_config_dir() -> Path:
+    from platformdirs import user_config_path
+
+    return user_config_path("prixfixe", appauthor=False)
+
+
+def search_paths(env: Mapping[str, str], cwd: Path) -> list[Path]:
+    paths: list[Path] = []
+    if env.get(CONFIG_ENV):
+        paths.append(Path(env[CONFIG_ENV]).expanduser())
+    paths.append(cwd / CONFIG_FILENAME)
+    paths.append(user_config_dir() / CONFIG_FILENAME)
+    return paths
+
+
+def load_config(env: Mapping[str, str] | None = None, cwd: Path | None = None) -> LoadedConfig:
+    """Find and validate the configuration file; raise `ConfigError` naming file and key."""
+    env = os.environ if env is None else env
+    cwd = Path.cwd() if cwd is None else cwd
+    paths = search_paths(env, cwd)
+    explicit = env.get(CONFIG_ENV)
+    if explicit and not paths[0].is_file():
+        raise ConfigError(
+            f"{CONFIG_ENV} is set to {explicit!r}, but there is no file there",
+            file=str(paths[0]),
+        )
+    for path in paths:
+        if path.is_file():
+            return LoadedConfig(parse_config_file(path), path, tuple(paths))
+    return LoadedConfig(ConfigModel(), None, tuple(paths))
+
+
+def parse_config_file(path: Path) -> ConfigModel:
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"not valid TOML: {exc}", file=str(path)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot be read: {exc}", file=str(path)) from None
+    return validate_config(raw, file=str(path))
+
+
+def validate_config(raw: dict[str, Any], *, file: str) -> ConfigModel:
+    try:
+        return ConfigModel.model_validate(raw)
+    except ValidationError as exc:
+        problems = [_describe(err) for err in exc.errors()]
+        key = ".".join(str(p) for p in exc.errors()[0]["loc"]) if exc.errors() else None
+        raise ConfigError("; ".join(problems), file=file, key=key) from None
+
+
+def _describe(err: Any) -> str:
+    loc = ".".join(str(p) for p in err["loc"])
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        return f"{loc}: unknown key (check its spelling; see docs/configuration.md)"
+    got = err.get("input")
+    return f"{loc}: {err['msg'].lower()} (got {type(got).__name__} {got!r})"

@@ -1,0 +1,1 @@
+"""Built-in capabilities, each a plugin on the same hooks third-party plugins use."""

@@ -1,0 +1,26 @@
+"""The hooks a prixfixe plugin implements. Every hook takes a `register` callback.
+
+A plugin is a module (or object) with functions marked `@hookimpl`, published under the
+entry-point group `prixfixe`:
+
+    [project.entry-points.prixfixe]
+    weather = "prixfixe_weather.plugin"
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pluggy
+
+from prixfixe.tool import Tool
+
+PROJECT_NAME = "prixfixe"
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+@hookspec
+def register_tools(register: Callable[[Tool], None]) -> None:
+    """Declare tools: call `register(Tool(...))` once per tool."""

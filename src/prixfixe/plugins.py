@@ -1,0 +1,115 @@
+"""The plugin manager: built-in default plugins plus third-party ones from entry points.
+
+`PRIXFIXE_LOAD_PLUGINS` is an allowlist of third-party plugin names: unset loads every
+installed plugin; set (even empty) loads only those named. Built-in plugins always load.
+A third-party plugin that fails to import or to register is reported and skipped, so one
+broken package cannot take the server down.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+
+import pluggy
+
+from prixfixe import hookspecs
+from prixfixe.errors import PrixfixeError
+from prixfixe.registry import Registry
+from prixfixe.tool import Tool
+
+log = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUP = "prixfixe"
+LOAD_PLUGINS_ENV = "PRIXFIXE_LOAD_PLUGINS"
+DEFAULT_PLUGINS: tuple[str, ...] = ("prixfixe.default_plugins.discovery",)
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    name: str
+    origin: str  # "built-in", or the distribution that provides the entry point
+    status: str  # "loaded", "skipped: ...", "failed: ..."
+
+    @property
+    def loaded(self) -> bool:
+        return self.status == "loaded"
+
+
+def _allowlist(env: Mapping[str, str]) -> set[str] | None:
+    value = env.get(LOAD_PLUGINS_ENV)
+    if value is None:
+        return None
+    return {p.strip() for p in value.split(",") if p.strip()}
+
+
+def build_plugin_manager(
+    env: Mapping[str, str] | None = None,
+    extra_plugins: Sequence[object] = (),
+) -> tuple[pluggy.PluginManager, list[PluginInfo]]:
+    """Register built-ins, allowed entry-point plugins and `extra_plugins` (for embedding)."""
+    env = os.environ if env is None else env
+    pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+    pm.add_hookspecs(hookspecs)
+    infos: list[PluginInfo] = []
+    for module_name in DEFAULT_PLUGINS:
+        pm.register(importlib.import_module(module_name), name=module_name)
+        infos.append(PluginInfo(module_name, "built-in", "loaded"))
+
+    allow = _allowlist(env)
+    found: set[str] = set()
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        found.add(ep.name)
+        origin = f"{ep.dist.name} {ep.dist.version}" if ep.dist else ep.value
+        if allow is not None and ep.name not in allow:
+            infos.append(PluginInfo(ep.name, origin, f"skipped: not in {LOAD_PLUGINS_ENV}"))
+            continue
+        if pm.has_plugin(ep.name):
+            infos.append(PluginInfo(ep.name, origin, "skipped: a plugin of this name is loaded"))
+            continue
+        try:
+            plugin = ep.load()
+            pm.register(plugin, name=ep.name)
+        except Exception as exc:  # noqa: BLE001 - any failure in foreign code is reported, not fatal
+            log.warning("plugin %s (%s) failed to load: %s", ep.name, ep.value, exc)
+            infos.append(PluginInfo(ep.name, origin, f"failed: {type(exc).__name__}: {exc}"))
+            continue
+        infos.append(PluginInfo(ep.name, origin, "loaded"))
+    for name in sorted((allow or set()) - found):
+        infos.append(PluginInfo(name, "?", f"failed: named in {LOAD_PLUGINS_ENV} but not installed"))
+
+    for plugin in extra_plugins:
+        name = getattr(plugin, "__name__", None) or type(plugin).__name__
+        pm.register(plugin, name=name)
+        infos.append(PluginInfo(name, "embedded", "loaded"))
+    return pm, infos
+
+
+def collect(pm: pluggy.PluginManager, infos: list[PluginInfo]) -> Registry:
+    """Call every plugin's hooks with a `register` bound to that plugin, so ownership is known.
+
+    Registration is all-or-nothing per plugin: a plugin whose third tool is invalid adds none.
+    A built-in plugin's mistake is a bug and raises; a third-party one is reported and skipped.
+    """
+    registry = Registry()
+    # get_hookimpls() is in registration order (built-ins first): that is the listing order.
+    for impl in pm.hook.register_tools.get_hookimpls():
+        owner = impl.plugin_name
+        staged: list[Tool] = []
+        try:
+            impl.function(register=staged.append)
+            registry.add_tools(staged, owner=owner)
+        except Exception as exc:  # noqa: BLE001 - foreign code: report and skip, keep serving
+            if owner in DEFAULT_PLUGINS:
+                raise
+            reason = exc.message if isinstance(exc, PrixfixeError) else f"{type(exc).__name__}: {exc}"
+            log.warning("plugin %s failed to register: %s", owner, reason)
+            infos[:] = [
+                PluginInfo(i.name, i.origin, f"failed: {reason}") if i.name == owner else i
+                for i in infos
+            ]
+    return registry

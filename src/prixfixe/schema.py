@@ -1,0 +1,82 @@
+"""JSON Schemas curated for a model: generated from pydantic, then made smaller and flatter.
+
+Pydantic's output is correct but wordy for a context window: a `title` on every property,
+nested models behind `$ref`/`$defs` indirection, `anyOf` for every optional value, defaults
+that restate JSON Schema's own. A model reads a flat schema more reliably and every byte costs
+tokens on every session, so titles go, non-recursive refs are inlined, `X | None` becomes
+`type: [X, "null"]`, and `default: null` / `additionalProperties: true` are dropped.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from pydantic import BaseModel
+
+_DROP_KEYS = frozenset({"title"})
+
+
+def model_schema(model: type[BaseModel], *, mode: str = "validation") -> dict[str, Any]:
+    """The curated JSON Schema of `model` (an object schema, refs inlined, titles dropped)."""
+    raw = model.model_json_schema(mode="validation" if mode == "validation" else "serialization")
+    defs: dict[str, Any] = raw.pop("$defs", {})
+    flat = _inline(raw, defs, frozenset())
+    if not isinstance(flat, dict):  # pragma: no cover - pydantic models are always objects
+        raise TypeError(f"{model.__name__} did not produce an object schema")
+    flat.setdefault("type", "object")
+    flat.setdefault("properties", {})
+    if model.model_config.get("extra") == "forbid":
+        flat["additionalProperties"] = False
+    if defs and _has_ref(flat):
+        # Recursive models keep the definitions they still point at.
+        flat["$defs"] = {k: _inline(v, defs, frozenset({k})) for k, v in defs.items()}
+    return flat
+
+
+def _inline(node: Any, defs: dict[str, Any], seen: frozenset[str]) -> Any:
+    if isinstance(node, list):
+        return [_inline(item, defs, seen) for item in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        key = ref.removeprefix("#/$defs/")
+        if key not in seen and key in defs:
+            target = _inline(copy.deepcopy(defs[key]), defs, seen | {key})
+            siblings = {k: v for k, v in node.items() if k != "$ref"}
+            return {**target, **_inline(siblings, defs, seen)}
+        return dict(node)
+    node = _merge_nullable(node)
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in _DROP_KEYS and isinstance(value, str):
+            continue
+        if (key == "default" and value is None) or (key == "additionalProperties" and value is True):
+            continue  # both say what JSON Schema assumes anyway
+        if key == "properties" and isinstance(value, dict):
+            # Property *names* may be "title"; only drop the title annotation inside each.
+            out[key] = {name: _inline(sub, defs, seen) for name, sub in value.items()}
+        else:
+            out[key] = _inline(value, defs, seen)
+    return out
+
+
+def _merge_nullable(node: dict[str, Any]) -> dict[str, Any]:
+    """`anyOf: [{type: X}, {type: null}]` (pydantic's `X | None`) reads better as `type: [X, null]`."""
+    options = node.get("anyOf")
+    if not isinstance(options, list) or not all(
+        isinstance(o, dict) and set(o) == {"type"} and isinstance(o["type"], str) for o in options
+    ):
+        return node
+    merged = {k: v for k, v in node.items() if k != "anyOf"}
+    merged["type"] = [o["type"] for o in options]
+    return merged
+
+
+def _has_ref(node: Any) -> bool:
+    if isinstance(node, dict):
+        return "$ref" in node or any(_has_ref(v) for v in node.values())
+    if isinstance(node, list):
+        return any(_has_ref(v) for v in node)
+    return False

@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from prixfixe.app import App
+from tests.plugin_fixtures import WeatherPlugin
+
+#: The two protocol revisions the SDK serves: handshake-era and stateless.
+REVISIONS = ["legacy", "2026-07-28"]
+
+
+@pytest.fixture(autouse=True)
+def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """No test sees the developer's config, plugins allowlist or working directory."""
+    for name in ("PRIXFIXE_CONFIG", "PRIXFIXE_EXPOSE", "PRIXFIXE_LOAD_PLUGINS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+AppFactory = Callable[..., App]
+
+
+@pytest.fixture
+def make_app(tmp_path: Path) -> AppFactory:
+    def factory(
+        *,
+        env: dict[str, str] | None = None,
+        config: str | None = None,
+        facet: str | None = None,
+        plugins: Sequence[object] | None = None,
+    ) -> App:
+        if config is not None:
+            (tmp_path / "prixfixe.toml").write_text(config, encoding="utf-8")
+        return App.build(
+            env=env or {},
+            cwd=tmp_path,
+            facet=facet,
+            extra_plugins=[WeatherPlugin()] if plugins is None else plugins,
+        )
+
+    return factory
+
+
+@pytest.fixture(params=REVISIONS)
+def revision(request: pytest.FixtureRequest) -> Any:
+    return request.param

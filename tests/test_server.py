@@ -1,0 +1,247 @@
+"""The MCP layer through a real in-memory `mcp.Client`, on both protocol revisions."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from prixfixe.server import build_server
+from tests.conftest import AppFactory
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def test_default_listing_is_the_core_facet_with_annotations(
+    make_app: AppFactory, revision: str
+) -> None:
+    async with Client(build_server(make_app()), mode=revision) as client:
+        result = await client.list_tools()
+    names = [t.name for t in result.tools]
+    assert names == ["tool_search", "tool_describe", "tool_invoke"]
+    search = result.tools[0]
+    assert search.annotations is not None
+    assert search.annotations.read_only_hint is True
+    assert search.output_schema is not None
+    invoke = result.tools[2]
+    assert invoke.annotations is not None and invoke.annotations.read_only_hint is False
+
+
+async def test_instructions_name_the_trio_and_facet_provenance(make_app: AppFactory) -> None:
+    async with Client(build_server(make_app()), mode="legacy") as client:
+        text = client.instructions or ""
+    assert "tool_search" in text and "tool_invoke" in text
+    assert "core (from default)" in text
+
+
+async def test_search_describe_invoke_reach_an_unlisted_tool(
+    make_app: AppFactory, revision: str
+) -> None:
+    async with Client(build_server(make_app()), mode=revision) as client:
+        listed = {t.name for t in (await client.list_tools()).tools}
+        assert "weather.forecast" not in listed
+
+        found = await client.call_tool("tool_search", {"query": "temperature forecast for a city"})
+        assert found.is_error is False
+        assert found.structured_content is not None
+        assert found.structured_content["results"][0]["name"] == "weather.forecast"
+        assert found.structured_content["good_match"] is True
+
+        described = await client.call_tool("tool_describe", {"name": "weather.forecast"})
+        data = described.structured_content
+        assert data is not None
+        assert data["listed"] is False
+        assert data["input_schema"]["required"] == ["city"]
+        assert data["output_schema"]["properties"]["highs"]["type"] == "array"
+
+        called = await client.call_tool(
+            "tool_invoke", {"name": "weather.forecast", "arguments": {"city": "Lisbon", "days": 2}}
+        )
+    assert called.is_error is False
+    assert called.structured_content == {"city": "Lisbon", "days": 2, "highs": [20.0, 21.0]}
+    assert json.loads(called.content[0].text) == called.structured_content  # type: ignore[union-attr]
+
+
+async def test_structured_content_validates_against_the_advertised_output_schema(
+    make_app: AppFactory, revision: str
+) -> None:
+    from jsonschema import Draft202012Validator
+
+    async with Client(build_server(make_app()), mode=revision) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        result = await client.call_tool("tool_search", {"query": "add a note"})
+    schema = tools["tool_search"].output_schema
+    assert schema is not None
+    Draft202012Validator(schema).validate(result.structured_content)
+    # The serialized JSON also travels as text for clients that read only text.
+    texts = [c.text for c in result.content if c.type == "text"]
+    assert json.dumps(result.structured_content, ensure_ascii=False) in texts
+
+
+async def test_unknown_tool_is_a_protocol_error_with_suggestions(
+    make_app: AppFactory, revision: str
+) -> None:
+    async with Client(build_server(make_app()), mode=revision) as client:
+        with pytest.raises(MCPError) as caught:
+            await client.call_tool("tool_serch", {"query": "x"})
+        assert caught.value.code == -32602
+        assert "unknown tool 'tool_serch'" in caught.value.message
+        assert "tool_search" in caught.value.data["suggestions"]
+        # ...and the server keeps serving.
+        assert len((await client.list_tools()).tools) == 3
+
+
+async def test_wrong_argument_types_name_the_field_and_expected_type(
+    make_app: AppFactory, revision: str
+) -> None:
+    async with Client(build_server(make_app()), mode=revision) as client:
+        result = await client.call_tool("tool_search", {"query": "notes", "limit": "five"})
+        assert result.is_error is True
+        text = result.content[0].text  # type: ignore[union-attr]
+        assert "'limit': expected integer, got string \"five\"" in text
+        ok = await client.call_tool("tool_search", {"query": "notes"})
+        assert ok.is_error is False
+
+
+async def test_missing_required_argument_is_named(make_app: AppFactory, revision: str) -> None:
+    async with Client(build_server(make_app()), mode=revision) as client:
+        result = await client.call_tool(
+            "tool_invoke", {"name": "weather.forecast", "arguments": {"days": 2}}
+        )
+    assert result.is_error is True
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert "invalid arguments for 'weather.forecast'" in text
+    assert "missing required argument 'city'" in text
+
+
+async def test_unexpected_and_out_of_range_arguments_are_named(make_app: AppFactory) -> None:
+    async with Client(build_server(make_app()), mode="legacy") as client:
+        result = await client.call_tool(
+            "tool_invoke",
+            {"name": "weather.forecast", "arguments": {"city": "Oslo", "days": 99, "colour": "red"}},
+        )
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert result.is_error is True
+    assert "unexpected argument 'colour'; accepted: city, days, units" in text
+    assert "'days': 99 is greater than the maximum of 14" in text
+
+
+async def test_tool_invoke_refuses_the_discovery_trio(make_app: AppFactory, revision: str) -> None:
+    async with Client(build_server(make_app()), mode=revision) as client:
+        for name in ("tool_search", "tool_describe", "tool_invoke"):
+            result = await client.call_tool(
+                "tool_invoke", {"name": name, "arguments": {"query": "x", "name": "y"}}
+            )
+            assert result.is_error is True
+            assert f"does not call {name!r}" in result.content[0].text  # type: ignore[union-attr]
+
+
+async def test_tool_invoke_of_unknown_name_is_a_readable_tool_error(make_app: AppFactory) -> None:
+    async with Client(build_server(make_app()), mode="legacy") as client:
+        result = await client.call_tool("tool_invoke", {"name": "weather.forcast"})
+    assert result.is_error is True
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert "unknown tool 'weather.forcast'" in text and "'weather.forecast'" in text
+
+
+async def test_a_failing_handler_becomes_an_error_result_and_the_server_keeps_serving(
+    make_app: AppFactory, revision: str
+) -> None:
+    async with Client(build_server(make_app()), mode=revision) as client:
+        boom = await client.call_tool("tool_invoke", {"name": "archive_explode"})
+        refused = await client.call_tool("tool_invoke", {"name": "archive_refuse"})
+        after = await client.call_tool("tool_search", {"query": "note"})
+    assert boom.is_error is True
+    assert "RuntimeError: the fixture tool failed on purpose" in boom.content[0].text  # type: ignore[union-attr]
+    assert refused.is_error is True
+    assert refused.content[0].text == "the archive is read-only today"  # type: ignore[union-attr]
+    assert after.is_error is False
+
+
+async def test_denied_facet_is_gone_from_listing_search_and_invocation(
+    make_app: AppFactory, revision: str
+) -> None:
+    app = make_app(config='[mcp]\nexpose = ["core", "weather"]\ndeny = ["weather"]\n')
+    async with Client(build_server(app), mode=revision) as client:
+        listed = {t.name for t in (await client.list_tools()).tools}
+        assert "weather.forecast" not in listed
+        found = await client.call_tool("tool_search", {"query": "weather forecast temperature"})
+        assert "weather.forecast" not in {r["name"] for r in found.structured_content["results"]}  # type: ignore[index]
+        via_trio = await client.call_tool("tool_invoke", {"name": "weather.forecast", "arguments": {"city": "x"}})
+        assert via_trio.is_error is True
+        assert "denied" in via_trio.content[0].text  # type: ignore[union-attr]
+        described = await client.call_tool("tool_describe", {"name": "weather.forecast"})
+        assert described.is_error is True
+        with pytest.raises(MCPError, match="denied"):
+            await client.call_tool("weather.forecast", {"city": "x"})
+
+
+async def test_exposed_facet_is_listed_and_callable_directly(make_app: AppFactory, revision: str) -> None:
+    app = make_app(env={"PRIXFIXE_EXPOSE": "core,weather"})
+    async with Client(build_server(app), mode=revision) as client:
+        names = [t.name for t in (await client.list_tools()).tools]
+        assert names == ["tool_search", "tool_describe", "tool_invoke", "weather.forecast"]
+        result = await client.call_tool("weather.forecast", {"city": "Porto"})
+    assert result.structured_content == {"city": "Porto", "days": 3, "highs": [20.0, 21.0, 22.0]}
+
+
+async def test_narrow_server_lists_and_serves_only_its_facet(make_app: AppFactory, revision: str) -> None:
+    app = make_app(facet="weather")
+    async with Client(build_server(app), mode=revision) as client:
+        names = [t.name for t in (await client.list_tools()).tools]
+        assert names == ["weather.forecast"]
+        with pytest.raises(MCPError, match="unknown tool 'notes_add'"):
+            await client.call_tool("notes_add", {"text": "x"})
+        ok = await client.call_tool("weather.forecast", {"city": "Faro", "days": 1})
+    assert ok.structured_content == {"city": "Faro", "days": 1, "highs": [20.0]}
+
+
+async def test_search_with_nothing_fitting_says_no_good_match_with_weak_nearest(
+    make_app: AppFactory, revision: str
+) -> None:
+    async with Client(build_server(make_app()), mode=revision) as client:
+        result = await client.call_tool(
+            "tool_search", {"query": "transcode the city council video into hevc"}
+        )
+    data = result.structured_content
+    assert data is not None
+    assert data["good_match"] is False
+    assert data["results"], "the nearest tools are still shown"
+    assert all(r["weak"] for r in data["results"])
+    assert "No good match" in result.content[0].text  # type: ignore[union-attr]
+
+
+async def test_search_sharing_no_term_with_any_tool_says_no_good_match(make_app: AppFactory) -> None:
+    async with Client(build_server(make_app()), mode="legacy") as client:
+        result = await client.call_tool("tool_search", {"query": "transcode video hevc"})
+    assert result.structured_content == {
+        "query": "transcode video hevc",
+        "good_match": False,
+        "results": [],
+    }
+    assert "No good match" in result.content[0].text  # type: ignore[union-attr]
+
+
+async def test_search_facet_filter_and_unknown_facet(make_app: AppFactory) -> None:
+    async with Client(build_server(make_app()), mode="legacy") as client:
+        only = await client.call_tool("tool_search", {"query": "note", "facet": "notes"})
+        assert {r["name"] for r in only.structured_content["results"]} == {"notes_add"}  # type: ignore[index]
+        bad = await client.call_tool("tool_search", {"query": "note", "facet": "nope"})
+    assert bad.is_error is True
+    assert "unknown facet 'nope'" in bad.content[0].text  # type: ignore[union-attr]
+    assert "weather" in bad.content[0].text  # type: ignore[union-attr]
+
+
+async def test_search_results_never_carry_schemas(make_app: AppFactory) -> None:
+    async with Client(build_server(make_app()), mode="legacy") as client:
+        result = await client.call_tool("tool_search", {"query": "forecast", "limit": 10})
+    for row in result.structured_content["results"]:  # type: ignore[index]
+        assert set(row) == {"name", "summary", "facet", "mutates", "score", "weak"}
+        assert "\n" not in row["summary"]
