@@ -31,13 +31,15 @@ async def test_default_listing_is_the_core_facet_with_annotations(
     assert search.annotations.read_only_hint is True
     assert search.output_schema is not None
     invoke = result.tools[2]
-    assert invoke.annotations is not None and invoke.annotations.read_only_hint is False
+    assert invoke.annotations is not None
+    assert invoke.annotations.read_only_hint is False
 
 
 async def test_instructions_name_the_trio_and_facet_provenance(make_app: AppFactory) -> None:
     async with Client(build_server(make_app()), mode="legacy") as client:
         text = client.instructions or ""
-    assert "tool_search" in text and "tool_invoke" in text
+    assert "tool_search" in text
+    assert "tool_invoke" in text
     assert "core (from default)" in text
 
 
@@ -125,7 +127,10 @@ async def test_unexpected_and_out_of_range_arguments_are_named(make_app: AppFact
     async with Client(build_server(make_app()), mode="legacy") as client:
         result = await client.call_tool(
             "tool_invoke",
-            {"name": "weather.forecast", "arguments": {"city": "Oslo", "days": 99, "colour": "red"}},
+            {
+                "name": "weather.forecast",
+                "arguments": {"city": "Oslo", "days": 99, "colour": "red"},
+            },
         )
     text = result.content[0].text  # type: ignore[union-attr]
     assert result.is_error is True
@@ -148,7 +153,8 @@ async def test_tool_invoke_of_unknown_name_is_a_readable_tool_error(make_app: Ap
         result = await client.call_tool("tool_invoke", {"name": "weather.forcast"})
     assert result.is_error is True
     text = result.content[0].text  # type: ignore[union-attr]
-    assert "unknown tool 'weather.forcast'" in text and "'weather.forecast'" in text
+    assert "unknown tool 'weather.forcast'" in text
+    assert "did you mean 'weather.forecast'" in text
 
 
 async def test_a_failing_handler_becomes_an_error_result_and_the_server_keeps_serving(
@@ -174,7 +180,9 @@ async def test_denied_facet_is_gone_from_listing_search_and_invocation(
         assert "weather.forecast" not in listed
         found = await client.call_tool("tool_search", {"query": "weather forecast temperature"})
         assert "weather.forecast" not in {r["name"] for r in found.structured_content["results"]}  # type: ignore[index]
-        via_trio = await client.call_tool("tool_invoke", {"name": "weather.forecast", "arguments": {"city": "x"}})
+        via_trio = await client.call_tool(
+            "tool_invoke", {"name": "weather.forecast", "arguments": {"city": "x"}}
+        )
         assert via_trio.is_error is True
         assert "denied" in via_trio.content[0].text  # type: ignore[union-attr]
         described = await client.call_tool("tool_describe", {"name": "weather.forecast"})
@@ -183,7 +191,9 @@ async def test_denied_facet_is_gone_from_listing_search_and_invocation(
             await client.call_tool("weather.forecast", {"city": "x"})
 
 
-async def test_exposed_facet_is_listed_and_callable_directly(make_app: AppFactory, revision: str) -> None:
+async def test_exposed_facet_is_listed_and_callable_directly(
+    make_app: AppFactory, revision: str
+) -> None:
     app = make_app(env={"PRIXFIXE_EXPOSE": "core,weather"})
     async with Client(build_server(app), mode=revision) as client:
         names = [t.name for t in (await client.list_tools()).tools]
@@ -192,7 +202,9 @@ async def test_exposed_facet_is_listed_and_callable_directly(make_app: AppFactor
     assert result.structured_content == {"city": "Porto", "days": 3, "highs": [20.0, 21.0, 22.0]}
 
 
-async def test_narrow_server_lists_and_serves_only_its_facet(make_app: AppFactory, revision: str) -> None:
+async def test_narrow_server_lists_and_serves_only_its_facet(
+    make_app: AppFactory, revision: str
+) -> None:
     app = make_app(facet="weather")
     async with Client(build_server(app), mode=revision) as client:
         names = [t.name for t in (await client.list_tools()).tools]
@@ -218,7 +230,9 @@ async def test_search_with_nothing_fitting_says_no_good_match_with_weak_nearest(
     assert "No good match" in result.content[0].text  # type: ignore[union-attr]
 
 
-async def test_search_sharing_no_term_with_any_tool_says_no_good_match(make_app: AppFactory) -> None:
+async def test_search_sharing_no_term_with_any_tool_says_no_good_match(
+    make_app: AppFactory,
+) -> None:
     async with Client(build_server(make_app()), mode="legacy") as client:
         result = await client.call_tool("tool_search", {"query": "transcode video hevc"})
     assert result.structured_content == {

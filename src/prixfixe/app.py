@@ -19,8 +19,8 @@ from pydantic import BaseModel
 
 from prixfixe.config import LoadedConfig, load_config
 from prixfixe.errors import PrixfixeError, ToolDeniedError, UnknownToolError
-from prixfixe.finder import Finder
 from prixfixe.facets import Exposure, check_known_facets, resolve_exposure
+from prixfixe.finder import Finder
 from prixfixe.plugins import PluginInfo, build_plugin_manager, collect
 from prixfixe.registry import RegisteredTool, Registry
 from prixfixe.tool import ToolContext, ToolResult
@@ -123,14 +123,16 @@ class App:
                 output = await output
         except PrixfixeError as exc:
             return error_result(exc.message)
-        except Exception as exc:  # noqa: BLE001 - the top of a tool call: report, keep serving
+        except Exception as exc:
             log.exception("tool %s failed", name)
             return error_result(f"tool {name!r} failed: {type(exc).__name__}: {exc}")
         return to_call_result(entry, output)
 
 
 def error_result(message: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=message)], is_error=True
+    )
 
 
 def to_call_result(entry: RegisteredTool, output: Any) -> types.CallToolResult:

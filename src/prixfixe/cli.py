@@ -142,14 +142,19 @@ def doctor(as_json: bool) -> None:
         sys.exit(1 if problems or over else 0)
     out = _console()
     v = report["versions"]
-    out.print(f"[bold]prixfixe {v['prixfixe']}[/]  Python {v['python']}  mcp {v['mcp']}  {v['platform']}")
+    out.print(
+        f"[bold]prixfixe {v['prixfixe']}[/]  Python {v['python']}  mcp {v['mcp']}  {v['platform']}"
+    )
     cfg = report["config"]
     out.print(f"\n[bold]Config[/]: {_escape(cfg['file'] or 'none found, using built-in defaults')}")
     for item in cfg["searched"]:
         mark = "[green]found[/]" if item["exists"] else "[dim]absent[/]"
         out.print(f"  {mark}  {_escape(item['path'])}")
     exp = report["exposure"]
-    out.print(f"\n[bold]Facets[/]: listed {', '.join(exp['expose'])} (from {_escape(exp['expose_source'])})")
+    out.print(
+        f"\n[bold]Facets[/]: listed {', '.join(exp['expose'])} "
+        f"(from {_escape(exp['expose_source'])})"
+    )
     if exp["deny"]:
         out.print(f"  denied {', '.join(exp['deny'])} (from {_escape(exp['deny_source'])})")
     table = Table("facet", "tools", "listed", "denied")
@@ -158,15 +163,22 @@ def doctor(as_json: bool) -> None:
     out.print(table)
     plugins = Table("plugin", "from", "status", title="Plugins")
     for p in report["plugins"]:
-        colour = "green" if p["status"] == "loaded" else ("red" if p["status"].startswith("failed") else "yellow")
-        plugins.add_row(_escape(p["name"]), _escape(p["origin"]), f"[{colour}]{_escape(p['status'])}[/]")
+        colour = (
+            "green"
+            if p["status"] == "loaded"
+            else ("red" if p["status"].startswith("failed") else "yellow")
+        )
+        plugins.add_row(
+            _escape(p["name"]), _escape(p["origin"]), f"[{colour}]{_escape(p['status'])}[/]"
+        )
     out.print(plugins)
     tl = report["tools_list"]
     colour = "red" if over else "green"
     out.print(
-        f"\n[bold]Default tools/list[/]: [{colour}]{tl['tools']} tools[/] (budget {tl['budget']}) of "
-        f"{report['registered_tools']} registered; {tl['bytes']} bytes, "
-        f"{tl['tokens']['cl100k_base']} tokens (cl100k_base), {tl['tokens']['o200k_base']} (o200k_base)"
+        f"\n[bold]Default tools/list[/]: [{colour}]{tl['tools']} tools[/] "
+        f"(budget {tl['budget']}) of {report['registered_tools']} registered; "
+        f"{tl['bytes']} bytes, {tl['tokens']['cl100k_base']} tokens (cl100k_base), "
+        f"{tl['tokens']['o200k_base']} (o200k_base)"
     )
     if problems or over:
         sys.exit(1)
@@ -211,11 +223,15 @@ def tools_search(query: str, limit: int, facet: str | None, as_json: bool) -> No
     if not data["results"]:
         out.print(f"No tool matches {_escape(query)!r}.")
         return
-    title = "Results" if data["good_match"] else "[yellow]No good match[/] — nearest tools, all weak"
+    title = (
+        "Results" if data["good_match"] else "[yellow]No good match[/] — nearest tools, all weak"
+    )
     table = Table("#", "tool", "facet", "mutates", "score", "summary", title=title)
     for i, r in enumerate(data["results"], 1):
         name = f"[dim]{r['name']}[/]" if r["weak"] else f"[bold]{r['name']}[/]"
-        table.add_row(str(i), name, r["facet"], _yes(r["mutates"]), f"{r['score']:.2f}", _escape(r["summary"]))
+        table.add_row(
+            str(i), name, r["facet"], _yes(r["mutates"]), f"{r['score']:.2f}", _escape(r["summary"])
+        )
     out.print(table)
 
 
@@ -234,7 +250,9 @@ def tools_describe(name: str, as_json: bool) -> None:
     out = _console()
     kind = "[red]mutates[/]" if data["mutates"] else "[green]read-only[/]"
     listed = "listed" if data["listed"] else "not listed (reach it with tool_invoke)"
-    out.print(f"[bold]{data['name']}[/] — {_escape(data['title'])}  [{data['facet']}] {kind}, {listed}")
+    out.print(
+        f"[bold]{data['name']}[/] — {_escape(data['title'])}  [{data['facet']}] {kind}, {listed}"
+    )
     out.print(_escape(data["description"]))
     if data["usage"]:
         out.print(f"[bold]Usage[/]: {_escape(data['usage'])}")
@@ -254,10 +272,19 @@ def tools_list(show_all: bool, as_json: bool) -> None:
     from rich.table import Table
 
     app = _app()
-    entries = [e for e in app.registry if app.exposure.reachable(e.tool.facet)] if show_all else app.listed_tools()
+    entries = (
+        [e for e in app.registry if app.exposure.reachable(e.tool.facet)]
+        if show_all
+        else app.listed_tools()
+    )
     rows = [
-        {"name": e.name, "facet": e.tool.facet, "mutates": e.tool.mutates, "summary": e.tool.summary,
-         "listed": app.exposure.listed(e.tool.facet)}
+        {
+            "name": e.name,
+            "facet": e.tool.facet,
+            "mutates": e.tool.mutates,
+            "summary": e.tool.summary,
+            "listed": app.exposure.listed(e.tool.facet),
+        }
         for e in entries
     ]
     if as_json:
@@ -265,7 +292,9 @@ def tools_list(show_all: bool, as_json: bool) -> None:
         return
     table = Table("tool", "facet", "mutates", "listed", "summary")
     for r in rows:
-        table.add_row(r["name"], r["facet"], _yes(r["mutates"]), _yes(r["listed"]), _escape(r["summary"]))
+        table.add_row(
+            r["name"], r["facet"], _yes(r["mutates"]), _yes(r["listed"]), _escape(r["summary"])
+        )
     _console().print(table)
 
 

@@ -80,7 +80,9 @@ def build_plugin_manager(
             continue
         infos.append(PluginInfo(ep.name, origin, "loaded"))
     for name in sorted((allow or set()) - found):
-        infos.append(PluginInfo(name, "?", f"failed: named in {LOAD_PLUGINS_ENV} but not installed"))
+        infos.append(
+            PluginInfo(name, "?", f"failed: named in {LOAD_PLUGINS_ENV} but not installed")
+        )
 
     for plugin in extra_plugins:
         name = getattr(plugin, "__name__", None) or type(plugin).__name__
@@ -103,10 +105,12 @@ def collect(pm: pluggy.PluginManager, infos: list[PluginInfo]) -> Registry:
         try:
             impl.function(register=staged.append)
             registry.add_tools(staged, owner=owner)
-        except Exception as exc:  # noqa: BLE001 - foreign code: report and skip, keep serving
+        except Exception as exc:
             if owner in DEFAULT_PLUGINS:
                 raise
-            reason = exc.message if isinstance(exc, PrixfixeError) else f"{type(exc).__name__}: {exc}"
+            reason = (
+                exc.message if isinstance(exc, PrixfixeError) else f"{type(exc).__name__}: {exc}"
+            )
             log.warning("plugin %s failed to register: %s", owner, reason)
             infos[:] = [
                 PluginInfo(i.name, i.origin, f"failed: {reason}") if i.name == owner else i

@@ -95,7 +95,9 @@ class Registry:
     @staticmethod
     def _check(tool: Tool, owner: str) -> None:
         if not isinstance(tool, Tool):
-            raise RegistryError(f"plugin {owner!r} registered {tool!r}, which is not a prixfixe Tool")
+            raise RegistryError(
+                f"plugin {owner!r} registered {tool!r}, which is not a prixfixe Tool"
+            )
         if not TOOL_NAME_PATTERN.match(tool.name):
             raise RegistryError(
                 f"plugin {owner!r} registered tool name {tool.name!r}; names are 1-128 characters "

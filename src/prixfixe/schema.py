@@ -52,7 +52,9 @@ def _inline(node: Any, defs: dict[str, Any], seen: frozenset[str]) -> Any:
     for key, value in node.items():
         if key in _DROP_KEYS and isinstance(value, str):
             continue
-        if (key == "default" and value is None) or (key == "additionalProperties" and value is True):
+        if (key == "default" and value is None) or (
+            key == "additionalProperties" and value is True
+        ):
             continue  # both say what JSON Schema assumes anyway
         if key == "properties" and isinstance(value, dict):
             # Property *names* may be "title"; only drop the title annotation inside each.
@@ -63,7 +65,7 @@ def _inline(node: Any, defs: dict[str, Any], seen: frozenset[str]) -> Any:
 
 
 def _merge_nullable(node: dict[str, Any]) -> dict[str, Any]:
-    """`anyOf: [{type: X}, {type: null}]` (pydantic's `X | None`) reads better as `type: [X, null]`."""
+    """pydantic's `X | None` is `anyOf: [{type: X}, {type: null}]`; `type: [X, null]` is shorter."""
     options = node.get("anyOf")
     if not isinstance(options, list) or not all(
         isinstance(o, dict) and set(o) == {"type"} and isinstance(o["type"], str) for o in options

@@ -45,8 +45,6 @@ def build_server(app: App) -> Server[Any]:
 
 
 async def serve_stdio(app: App) -> None:
-    from mcp.server.stdio import stdio_server
+    from prixfixe.stdio import serve_stdio as serve
 
-    server = build_server(app)
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    await serve(build_server(app))

@@ -7,7 +7,8 @@ an encoding takes tens of milliseconds, so it happens on first use, never at ser
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+import warnings
+from functools import cache
 from typing import Any, Literal
 
 import bpe_openai
@@ -16,9 +17,12 @@ EncodingName = Literal["cl100k_base", "o200k_base"]
 ENCODINGS: tuple[EncodingName, ...] = ("cl100k_base", "o200k_base")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _encoding(name: EncodingName) -> Any:
-    return bpe_openai.get_encoding(name)
+    with warnings.catch_warnings():
+        # bpe-openai 0.1.x reads its tables with a deprecated importlib.resources call.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return bpe_openai.get_encoding(name)
 
 
 def count_tokens(text: str, encoding: EncodingName = "cl100k_base") -> int:

@@ -65,7 +65,9 @@ def _describe(error: SchemaError, schema: dict[str, Any]) -> str:
         return f"missing required argument {prefix}{missing!r}{hint}"
     if error.validator == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))  # type: ignore[union-attr]
-        extra = sorted(set(error.instance) - set(allowed)) if isinstance(error.instance, dict) else []
+        extra = (
+            sorted(set(error.instance) - set(allowed)) if isinstance(error.instance, dict) else []
+        )
         names = ", ".join(repr(x) for x in extra)
         return f"unexpected argument {names}; accepted: {', '.join(allowed) or '(none)'}"
     if error.validator == "type":

@@ -119,7 +119,9 @@ async def tool_describe(ctx: ToolContext, args: DescribeInput) -> ToolResult:
         usage=tool.usage,
         examples=list(tool.examples),
     )
-    how = "listed; call it directly" if data.listed else f"call it with tool_invoke({tool.name!r}, …)"
+    how = (
+        "listed; call it directly" if data.listed else f"call it with tool_invoke({tool.name!r}, …)"
+    )
     text = [
         f"# {tool.name} — {tool.title}",
         f"Facet {tool.facet}; {'mutates state' if tool.mutates else 'read-only'}; {how}.",

@@ -1,0 +1,69 @@
+"""The tool budget: the default `tools/list` stays small and flat however much is registered."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from mcp import Client
+
+from prixfixe.app import DEFAULT_TOOL_BUDGET
+from prixfixe.plugins import DEFAULT_PLUGINS
+from prixfixe.server import build_server
+from tests.conftest import AppFactory
+from tests.plugin_fixtures import WeatherPlugin, many_tools_plugin
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def _listing(app_server: object, mode: str) -> str:
+    async with Client(app_server, mode=mode) as client:  # type: ignore[arg-type]
+        result = await client.list_tools()
+    tools = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in result.tools]
+    return json.dumps(tools, sort_keys=True)
+
+
+def test_the_budget_is_twelve() -> None:
+    assert DEFAULT_TOOL_BUDGET == 12
+
+
+async def test_default_listing_with_every_builtin_plugin_fits_the_budget(
+    make_app: AppFactory, revision: str
+) -> None:
+    app = make_app(plugins=[])
+    loaded = {p.name for p in app.plugins if p.loaded}
+    assert set(DEFAULT_PLUGINS) <= loaded
+    async with Client(build_server(app), mode=revision) as client:
+        tools = (await client.list_tools()).tools
+    assert 0 < len(tools) <= DEFAULT_TOOL_BUDGET
+
+
+async def test_default_listing_is_byte_identical_with_500_more_tools_in_other_facets(
+    make_app: AppFactory, revision: str
+) -> None:
+    before = await _listing(build_server(make_app(plugins=[])), revision)
+    crowded = make_app(
+        plugins=[WeatherPlugin(), many_tools_plugin(250, "bulk"), many_tools_plugin(250, "more")]
+    )
+    assert len(crowded.registry) >= 503
+    after = await _listing(build_server(crowded), revision)
+    assert after == before
+
+
+async def test_the_500_extra_tools_stay_reachable_through_the_trio(make_app: AppFactory) -> None:
+    app = make_app(plugins=[many_tools_plugin(250, "bulk"), many_tools_plugin(250, "more")])
+    async with Client(build_server(app), mode="legacy") as client:
+        found = await client.call_tool(
+            "tool_search", {"query": "widget batch 417", "facet": "more"}
+        )
+        assert found.structured_content is not None
+        assert found.structured_content["results"][0]["name"] == "more_tool_0417"
+        called = await client.call_tool(
+            "tool_invoke", {"name": "more_tool_0417", "arguments": {"text": "hi"}}
+        )
+    assert called.content[0].text == "noted: hi"  # type: ignore[union-attr]

@@ -1,0 +1,118 @@
+"""The `prixfixe` command as people use it (click's runner in-process, one real subprocess)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from prixfixe.cli import cli
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), env=env or {}, catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_doctor_reports_versions_config_paths_facets_plugins_and_token_cost(tmp_path: Path) -> None:
+    code, out, _ = run("doctor")
+    assert code == 0
+    assert "prixfixe" in out
+    assert "Python" in out
+    assert "mcp 2." in out
+    assert "none found, using built-in defaults" in out
+    assert str(tmp_path / "prixfixe.toml") in out
+    assert "listed core (from default)" in out
+    assert "prixfixe.default_plugins.discovery" in out
+    assert "Default tools/list: 3 tools (budget 12)" in out
+    assert "tokens (cl100k_base)" in out
+
+
+def test_doctor_json_counts_tokens_of_the_real_listing(tmp_path: Path) -> None:
+    from prixfixe.app import App
+    from prixfixe.tokens import count_tokens
+
+    code, out, _ = run("doctor", "--json")
+    assert code == 0
+    report = json.loads(out)
+    listing = App.build(env={}).list_tools_json()
+    assert report["tools_list"]["tokens"]["cl100k_base"] == count_tokens(listing, "cl100k_base")
+    assert report["tools_list"]["tokens"]["o200k_base"] == count_tokens(listing, "o200k_base")
+    assert report["config"]["file"] is None
+    assert report["exposure"]["expose_source"] == "default"
+
+
+def test_doctor_shows_the_config_file_in_use_and_env_provenance(tmp_path: Path) -> None:
+    (tmp_path / "prixfixe.toml").write_text('[mcp]\nexpose = ["core"]\n')
+    code, out, _ = run("doctor", "--json", env={"PRIXFIXE_EXPOSE": "core"})
+    report = json.loads(out)
+    assert code == 0
+    assert report["config"]["file"] == str(tmp_path / "prixfixe.toml")
+    assert report["exposure"]["expose_source"] == "env PRIXFIXE_EXPOSE"
+
+
+def test_invalid_config_is_one_clear_line_without_traceback(tmp_path: Path) -> None:
+    (tmp_path / "prixfixe.toml").write_text('[mcp]\nexpose = "core"\n')
+    code, out, err = run("doctor")
+    assert code == 2
+    assert out == ""
+    assert "prixfixe: error: invalid configuration" in err
+    assert "key 'mcp.expose'" in err
+    assert "Traceback" not in err
+
+
+def test_tools_search_prints_a_ranked_table() -> None:
+    code, out, _ = run("tools", "search", "show a tool's schema")
+    assert code == 0
+    assert "tool_describe" in out
+    assert out.index("tool_describe") < out.index("tool_search")
+
+
+def test_tools_search_json_is_the_structured_result() -> None:
+    code, out, _ = run("tools", "search", "call a tool", "--json", "--limit", "2")
+    data = json.loads(out)
+    assert code == 0
+    assert data["query"] == "call a tool"
+    assert len(data["results"]) <= 2
+    assert data["results"][0]["name"] == "tool_invoke"
+
+
+def test_tools_describe_shows_schemas_and_unknown_names_fail_clearly() -> None:
+    code, out, _ = run("tools", "describe", "tool_search")
+    assert code == 0
+    assert "Input schema" in out
+    assert '"query"' in out
+    code, out, err = run("tools", "describe", "tool_serch")
+    assert code == 1
+    assert "unknown tool 'tool_serch'; did you mean 'tool_search'" in err
+
+
+def test_tools_list_shows_listed_tools_and_all_with_flag() -> None:
+    code, out, _ = run("tools", "list", "--json")
+    assert code == 0
+    assert [r["name"] for r in json.loads(out)] == ["tool_search", "tool_describe", "tool_invoke"]
+
+
+def test_serve_with_unknown_facet_fails_before_serving() -> None:
+    code, _, err = run("serve", "--facet", "nope")
+    assert code == 2
+    assert "--facet names unknown facet 'nope'; known facets: core" in err
+
+
+def test_console_script_runs_as_a_real_process(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PRIXFIXE_")}
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg")
+    proc = subprocess.run(
+        [sys.executable, "-m", "prixfixe", "--version"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0
+    assert proc.stdout.startswith("prixfixe, version ")

@@ -1,0 +1,123 @@
+"""`prixfixe serve` as a real subprocess speaking MCP over stdio."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PRIXFIXE_")}
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg")
+    env.update(extra)
+    return env
+
+
+def _params(tmp_path: Path, *args: str, **env: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "prixfixe", "serve", *args],
+        env=_env(tmp_path, **env),
+        cwd=tmp_path,
+    )
+
+
+async def test_serve_over_stdio_lists_and_calls_tools(tmp_path: Path) -> None:
+    with anyio.fail_after(30):
+        async with Client(_params(tmp_path), mode="legacy") as client:
+            tools = await client.list_tools()
+            assert [t.name for t in tools.tools] == ["tool_search", "tool_describe", "tool_invoke"]
+            found = await client.call_tool("tool_search", {"query": "describe a tool schema"})
+            assert found.structured_content is not None
+            assert found.structured_content["results"][0]["name"] == "tool_describe"
+            described = await client.call_tool("tool_describe", {"name": "tool_search"})
+            assert described.structured_content is not None
+            assert described.structured_content["input_schema"]["required"] == ["query"]
+
+
+async def test_serve_over_stdio_speaks_the_stateless_revision(tmp_path: Path) -> None:
+    with anyio.fail_after(30):
+        async with Client(_params(tmp_path), mode="auto") as client:
+            assert client.protocol_version == "2026-07-28"
+            tools = await client.list_tools()
+    assert len(tools.tools) == 3
+
+
+async def test_serve_with_a_narrow_facet_over_stdio(tmp_path: Path) -> None:
+    with anyio.fail_after(30):
+        async with Client(_params(tmp_path, "--facet", "core"), mode="legacy") as client:
+            tools = await client.list_tools()
+    assert {t.name for t in tools.tools} == {"tool_search", "tool_describe", "tool_invoke"}
+
+
+def test_malformed_json_rpc_gets_clear_errors_and_the_server_keeps_serving(tmp_path: Path) -> None:
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"},
+        },
+    }
+    lines = [
+        "this is not json",
+        json.dumps(init),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json.dumps({"jsonrpc": "2.0", "id": 7}),
+        "[1, 2]",
+        json.dumps({"jsonrpc": "2.0", "id": 8, "method": "no/such/method"}),
+        json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}),
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "prixfixe", "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(tmp_path),
+        cwd=tmp_path,
+    )
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    proc.stdin.write("\n".join(lines) + "\n")
+    proc.stdin.flush()
+    replies: list[dict[str, object]] = []
+    # A client keeps stdin open until it has its answers; read until the last one arrives.
+    deadline = time.monotonic() + 30
+    while not any(r.get("id") == 9 for r in replies) and time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        replies.append(json.loads(line))
+    proc.stdin.close()
+    stderr = proc.stderr.read() if proc.stderr else ""
+    assert proc.wait(timeout=30) == 0
+
+    by_id: dict[object, dict[str, Any]] = {r.get("id"): r for r in replies if r.get("id")}
+    parse_errors: list[dict[str, Any]] = [r for r in replies if r.get("id") is None]
+    assert {r["error"]["code"] for r in parse_errors} == {-32700, -32600}
+    assert any("not valid JSON" in r["error"]["message"] for r in parse_errors)
+    assert by_id[7]["error"]["code"] == -32600
+    assert "method" in by_id[7]["error"]["message"]
+    assert by_id[8]["error"]["code"] == -32601
+    assert len(by_id[9]["result"]["tools"]) == 3
+    assert "rejected input" in stderr
+    assert "Traceback" not in stderr
