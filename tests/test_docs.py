@@ -1,0 +1,97 @@
+"""The docs are tested: documented commands, options and config keys exist; examples run."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+import types
+from pathlib import Path
+
+import anyio
+import click
+from mcp import Client
+
+from prixfixe.app import App
+from prixfixe.cli import cli
+from prixfixe.config import ConfigModel, validate_config
+from prixfixe.server import build_server
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def _blocks(path: Path, lang: str) -> list[str]:
+    return re.findall(rf"```{lang}\n(.*?)```", path.read_text(), flags=re.DOTALL)
+
+
+def _documented_commands() -> list[str]:
+    spans: list[str] = []
+    for doc in DOCS:
+        spans += re.findall(r"`(prixfixe [^`]+)`", doc.read_text())
+    return spans
+
+
+def test_every_documented_command_and_option_exists() -> None:
+    spans = _documented_commands()
+    assert len(spans) >= 8
+    for span in spans:
+        words = span.split()[1:]
+        command: click.Command = cli
+        for word in words:
+            if isinstance(command, click.Group) and word in command.commands:
+                command = command.commands[word]
+            else:
+                break
+        assert command is not cli, f"{span!r} names no prixfixe command"
+        options = {opt for p in command.params for opt in getattr(p, "opts", [])}
+        for flag in re.findall(r"(--[a-z-]+)", span):
+            assert flag in options, f"{span!r}: {flag} is not an option of that command"
+
+
+def test_every_config_key_is_documented_and_every_documented_key_exists() -> None:
+    text = (ROOT / "docs" / "configuration.md").read_text()
+    documented = set(re.findall(r"^\| `([a-z_]+\.[a-z_]+)` \|", text, flags=re.MULTILINE))
+    actual = {
+        f"{section}.{key}"
+        for section, field in ConfigModel.model_fields.items()
+        for key in field.annotation.model_fields  # type: ignore[union-attr]
+    }
+    assert documented == actual
+
+
+def test_config_examples_are_valid() -> None:
+    for block in _blocks(ROOT / "docs" / "configuration.md", "toml"):
+        validate_config(tomllib.loads(block), file="docs/configuration.md")
+
+
+def test_documented_environment_variables_are_read_by_the_code() -> None:
+    text = (ROOT / "docs" / "configuration.md").read_text()
+    source = "\n".join(p.read_text() for p in (ROOT / "src" / "prixfixe").rglob("*.py"))
+    for name in set(re.findall(r"`(PRIXFIXE_[A-Z_]+)`", text)):
+        assert f'"{name}"' in source, f"{name} is documented but never read"
+
+
+def test_the_plugin_example_registers_and_runs() -> None:
+    (code,) = _blocks(ROOT / "docs" / "plugins.md", "python")
+    module = types.ModuleType("docs_example_plugin")
+    exec(compile(code, "docs/plugins.md", "exec"), module.__dict__)
+    app = App.build(env={}, extra_plugins=[module])
+
+    async def scenario() -> dict[str, object] | None:
+        async with Client(build_server(app), mode="legacy") as client:
+            found = await client.call_tool("tool_search", {"query": "hot in Lisbon"})
+            assert found.structured_content is not None
+            assert found.structured_content["results"][0]["name"] == "weather.forecast"
+            result = await client.call_tool(
+                "tool_invoke", {"name": "weather.forecast", "arguments": {"city": "Lisbon"}}
+            )
+            return result.structured_content
+
+    assert anyio.run(scenario) == {"city": "Lisbon", "highs": [21.0, 21.0, 21.0]}
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "<!-- test-command -->" in ci
+    readme = (ROOT / "README.md").read_text()
+    assert "<!-- test-command -->\n```sh\n" in readme
