@@ -259,3 +259,26 @@ async def test_search_results_never_carry_schemas(make_app: AppFactory) -> None:
     for row in result.structured_content["results"]:  # type: ignore[index]
         assert set(row) == {"name", "summary", "facet", "mutates", "score", "weak"}
         assert "\n" not in row["summary"]
+
+
+async def test_arguments_of_the_wrong_shape_and_oversized_payloads_are_refused_clearly(
+    make_app: AppFactory, revision: str
+) -> None:
+    async with Client(build_server(make_app()), mode=revision) as client:
+        not_object = await client.call_tool(
+            "tool_invoke", {"name": "weather.forecast", "arguments": "city=Lisbon"}
+        )
+        huge = await client.call_tool(
+            "tool_invoke", {"name": "notes_add", "arguments": {"text": "x" * 1_200_000}}
+        )
+        long_query = await client.call_tool("tool_search", {"query": "q" * 5000})
+        still_fine = await client.call_tool(
+            "tool_invoke", {"name": "notes_add", "arguments": {"text": "ok"}}
+        )
+    assert not_object.is_error is True
+    assert "'arguments': expected object, got string" in not_object.content[0].text  # type: ignore[union-attr]
+    assert huge.is_error is True
+    assert "the limit is 1,000,000 bytes" in huge.content[0].text  # type: ignore[union-attr]
+    assert long_query.is_error is True
+    assert "'query'" in long_query.content[0].text  # type: ignore[union-attr]
+    assert still_fine.content[0].text == "noted: ok"  # type: ignore[union-attr]

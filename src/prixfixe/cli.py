@@ -62,6 +62,10 @@ def _escape(text: str) -> str:
 @click.version_option(__version__, prog_name="prixfixe")
 def cli() -> None:
     """prixfixe: an MCP server whose cost to an agent's context stays flat."""
+    import logging
+
+    # stdout may be the MCP channel (serve), so every diagnostic goes to stderr.
+    logging.basicConfig(format="prixfixe: %(levelname)s: %(message)s", level=logging.WARNING)
 
 
 @cli.command()

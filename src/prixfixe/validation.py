@@ -19,6 +19,10 @@ from pydantic import ValidationError as ModelError
 from prixfixe.errors import InvalidArgumentsError
 from prixfixe.registry import RegisteredTool
 
+#: Arguments larger than this (as compact JSON) are refused before any parsing work: no tool
+#: here needs more, and a runaway payload should cost one clear error, not memory.
+MAX_ARGUMENT_BYTES = 1_000_000
+
 _JSON_TYPES = {
     dict: "object",
     list: "array",
@@ -43,6 +47,11 @@ def validate_arguments(entry: RegisteredTool, arguments: Any) -> BaseModel:
     if not isinstance(arguments, dict):
         raise InvalidArgumentsError(
             name, [f"arguments must be a JSON object, got {_json_type(arguments)}"]
+        )
+    size = len(json.dumps(arguments, separators=(",", ":"), default=str).encode())
+    if size > MAX_ARGUMENT_BYTES:
+        raise InvalidArgumentsError(
+            name, [f"arguments are {size:,} bytes; the limit is {MAX_ARGUMENT_BYTES:,} bytes"]
         )
     validator = _validator(json.dumps(entry.input_schema, sort_keys=True))
     errors = sorted(validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.path])

@@ -19,7 +19,9 @@ TRIO = frozenset({"tool_search", "tool_describe", "tool_invoke"})
 class SearchInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    query: str = Field(description="What you want to do, in a few words.", min_length=1)
+    query: str = Field(
+        description="What you want to do, in a few words.", min_length=1, max_length=1000
+    )
     limit: int = Field(default=5, ge=1, le=50, description="Most results to return.")
     facet: str | None = Field(default=None, description="Only search this facet.")
 
