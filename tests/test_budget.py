@@ -59,11 +59,11 @@ async def test_the_500_extra_tools_stay_reachable_through_the_trio(make_app: App
     app = make_app(plugins=[many_tools_plugin(250, "bulk"), many_tools_plugin(250, "more")])
     async with Client(build_server(app), mode="legacy") as client:
         found = await client.call_tool(
-            "tool_search", {"query": "widget batch 417", "facet": "more"}
+            "tool_search", {"query": "widget batch 217", "facet": "more"}
         )
         assert found.structured_content is not None
-        assert found.structured_content["results"][0]["name"] == "more_tool_0417"
+        assert found.structured_content["results"][0]["name"] == "more_tool_0217"
         called = await client.call_tool(
-            "tool_invoke", {"name": "more_tool_0417", "arguments": {"text": "hi"}}
+            "tool_invoke", {"name": "more_tool_0217", "arguments": {"text": "hi"}}
         )
     assert called.content[0].text == "noted: hi"  # type: ignore[union-attr]

@@ -11,8 +11,6 @@ import warnings
 from functools import cache
 from typing import Any, Literal
 
-import bpe_openai
-
 EncodingName = Literal["cl100k_base", "o200k_base"]
 ENCODINGS: tuple[EncodingName, ...] = ("cl100k_base", "o200k_base")
 
@@ -22,7 +20,11 @@ def _encoding(name: EncodingName) -> Any:
     with warnings.catch_warnings():
         # bpe-openai 0.1.x reads its tables with a deprecated importlib.resources call.
         warnings.simplefilter("ignore", DeprecationWarning)
-        return bpe_openai.get_encoding(name)
+        import bpe_openai  # loads every table at import: only when a count is asked for
+
+        encoding = bpe_openai.get_encoding(name)
+        encoding.encode_ordinary("")  # tables load lazily; load them inside this filter
+        return encoding
 
 
 def count_tokens(text: str, encoding: EncodingName = "cl100k_base") -> int:

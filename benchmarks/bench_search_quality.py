@@ -1,0 +1,448 @@
+"""Search quality of prixfixe's `tool_search` ranker beside a plain BM25 baseline.
+
+Measures, on the shared tool-search data (see `shared/data/toolsearch/README.md`):
+
+* MetaTool top-1 / top-5 accuracy over a seeded sample of single-tool queries (catalogue: every
+  tool of `plugin_des.json`). Two disjoint samples are drawn from one seeded shuffle: sample A is
+  the one prixfixe's constants were tuned on, sample B is held out from that tuning, so a gap
+  between them would show over-fitting.
+* LiveMCPBench recall@10 over its tasks (catalogue: every tool of `tools.json`, parameters
+  included; a label that names no tool is a miss; a hit on any tool with the labelled name counts,
+  since some names repeat across servers).
+* Abstention: for a seeded sample of MetaTool queries, the labelled tool is removed and the query
+  searched again; the share where prixfixe reports ``good_match=False`` is set beside the share of
+  the same queries, answerable, where it wrongly abstains, and the top-5 accuracy when abstaining
+  counts as a miss. A sweep over the confidence threshold shows the trade-off.
+* Index build time and mean query latency for both rankers.
+
+The baseline is the `bm25s` library over name + description with plain lowercase tokens (no
+stemming, no stop words): an independent implementation, so the comparison is honest.
+
+Run from the repository root as `python -m benchmarks.bench_search_quality` or
+`python benchmarks/bench_search_quality.py`; every input path can be given on the command line,
+in the formats of the shared data, so the same script runs on other query sets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import random
+import re
+import statistics
+import sys
+import time
+from abc import ABC, abstractmethod
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    # Run as a file: make `benchmarks` and `prixfixe` importable from the checkout.
+    _root = Path(__file__).resolve().parent.parent
+    sys.path[:0] = [str(_root), str(_root / "src")]
+
+import bm25s
+import numpy as np
+
+from benchmarks._common import SHARED_DATA, markdown_table, write_json, write_section
+from prixfixe import search as search_module
+from prixfixe.search import SearchDocument, SearchIndex
+
+DATA = SHARED_DATA / "toolsearch"
+DEFAULT_METATOOL_CATALOGUE = DATA / "metatool" / "plugin_des.json"
+DEFAULT_METATOOL_QUERIES = DATA / "metatool" / "queries_dev.csv"
+DEFAULT_LIVEMCP_TOOLS = DATA / "livemcpbench" / "tools.json"
+DEFAULT_LIVEMCP_TASKS = DATA / "livemcpbench" / "tasks_dev.json"
+
+#: Reference figures from the data README (same development split, 3,000 sampled queries).
+README_REFERENCE: list[tuple[str, float, float, float]] = [
+    ("BM25 over name + description, plain tokens", 0.26, 0.42, 0.29),
+    ("BM25 with stemming, stop words, name weighted", 0.37, 0.58, 0.36),
+    ("all-MiniLM-L6-v2 embeddings (needs PyTorch)", 0.51, 0.74, 0.48),
+]
+#: Confidence thresholds shown in the abstention trade-off sweep.
+SWEEP_RATIOS = (0.0, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5)
+
+
+# --- data -----------------------------------------------------------------------------------
+
+
+def load_metatool(
+    catalogue: Path, queries: Path
+) -> tuple[list[SearchDocument], list[tuple[str, str]]]:
+    """MetaTool: `{name: description}` JSON and a `Query,Tool` CSV."""
+    tools: dict[str, str] = json.loads(catalogue.read_text(encoding="utf-8"))
+    docs = [SearchDocument(name=name, description=desc) for name, desc in tools.items()]
+    with queries.open(encoding="utf-8", newline="") as fh:
+        pairs = [(row["Query"], row["Tool"].strip()) for row in csv.DictReader(fh)]
+    return docs, pairs
+
+
+def _params(schema: Any) -> list[tuple[str, str]]:
+    if not isinstance(schema, dict):
+        return []
+    props = schema.get("properties")
+    if not isinstance(props, dict):
+        return []
+    out: list[tuple[str, str]] = []
+    for name, spec in props.items():
+        desc = spec.get("description", "") if isinstance(spec, dict) else ""
+        out.append((str(name), desc if isinstance(desc, str) else ""))
+    return out
+
+
+_LABEL_PREFIX = re.compile(r"^\s*\d+\s*[.)]\s*")
+
+
+def load_livemcp(
+    tools_path: Path, tasks_path: Path
+) -> tuple[list[SearchDocument], list[tuple[str, list[str]]]]:
+    """LiveMCPBench: servers with their tools' schemas, and tasks with numbered tool labels."""
+    servers: list[dict[str, Any]] = json.loads(tools_path.read_text(encoding="utf-8"))
+    docs: list[SearchDocument] = []
+    for server in servers:
+        for group in (server.get("tools") or {}).values():
+            for tool in group.get("tools") or []:
+                docs.append(
+                    SearchDocument(
+                        name=str(tool["name"]),
+                        description=str(tool.get("description") or ""),
+                        params=_params(tool.get("inputSchema")),
+                    )
+                )
+    tasks_raw: list[dict[str, Any]] = json.loads(tasks_path.read_text(encoding="utf-8"))
+    tasks: list[tuple[str, list[str]]] = []
+    for task in tasks_raw:
+        lines = str(task["Annotator Metadata"]["Tools"]).splitlines()
+        labels = [_LABEL_PREFIX.sub("", line).strip() for line in lines]
+        # A tool listed twice is still one tool to find.
+        tasks.append((str(task["Question"]), list(dict.fromkeys(x for x in labels if x))))
+    return docs, tasks
+
+
+# --- rankers --------------------------------------------------------------------------------
+
+
+class Ranker(ABC):
+    """A ranker under test: built over the documents, returns tool names best first."""
+
+    label = ""
+
+    @abstractmethod
+    def __init__(self, docs: Sequence[SearchDocument]) -> None: ...
+
+    @abstractmethod
+    def rank(self, query: str, k: int) -> list[str]: ...
+
+
+class PrixfixeRanker(Ranker):
+    label = "prixfixe (BM25F)"
+
+    def __init__(self, docs: Sequence[SearchDocument]) -> None:
+        self.index = SearchIndex(docs)
+
+    def rank(self, query: str, k: int) -> list[str]:
+        return [h.name for h in self.index.search(query, limit=k).hits]
+
+
+class PrixfixeNoSynonymsRanker(PrixfixeRanker):
+    """Ablation: the same ranker with the synonym table switched off."""
+
+    label = "prixfixe without synonym table"
+
+    def rank(self, query: str, k: int) -> list[str]:
+        with patched(SYNONYM_DISCOUNT=0.0):
+            return super().rank(query, k)
+
+
+_PLAIN_TOKEN = re.compile(r"(?u)\b\w\w+\b")  # bm25s's default pattern
+
+
+def _plain_tokens(text: str) -> list[str]:
+    return _PLAIN_TOKEN.findall(text.lower())
+
+
+class BaselineRanker(Ranker):
+    label = "baseline (bm25s, plain tokens)"
+
+    def __init__(self, docs: Sequence[SearchDocument]) -> None:
+        self.names = [d.name for d in docs]
+        corpus = [_plain_tokens(f"{d.name} {d.description}") or ["\x00"] for d in docs]
+        self.model = bm25s.BM25()
+        self.model.index(corpus, show_progress=False)
+        self.vocab: dict[str, int] = self.model.vocab_dict
+        # Ties broken by name, as prixfixe does, so neither gains from input order.
+        self.name_rank = np.argsort(np.argsort(np.array(self.names, dtype=object)))
+
+    def rank(self, query: str, k: int) -> list[str]:
+        tokens = [t for t in _plain_tokens(query) if t in self.vocab]
+        if not tokens:
+            return []
+        scores = np.asarray(self.model.get_scores(tokens), dtype=np.float64)
+        order = np.lexsort((self.name_rank, -scores))
+        return [self.names[i] for i in order[:k] if scores[i] > 0]
+
+
+# --- measurements ---------------------------------------------------------------------------
+
+
+@dataclass
+class Timing:
+    build_ms: float
+    query_ms: float
+
+
+def metatool_accuracy(ranker: Ranker, pairs: Sequence[tuple[str, str]]) -> dict[str, float]:
+    top1 = top5 = 0
+    for query, tool in pairs:
+        ranked = ranker.rank(query, 5)
+        top1 += bool(ranked) and ranked[0] == tool
+        top5 += tool in ranked
+    return {"top1": top1 / len(pairs), "top5": top5 / len(pairs)}
+
+
+def livemcp_recall(ranker: Ranker, tasks: Sequence[tuple[str, list[str]]]) -> float:
+    recalls = []
+    for query, labels in tasks:
+        found = set(ranker.rank(query, 10))
+        recalls.append(sum(label in found for label in labels) / len(labels))
+    return statistics.fmean(recalls)
+
+
+def timing(
+    make: Callable[[Sequence[SearchDocument]], Ranker],
+    docs: Sequence[SearchDocument],
+    queries: Sequence[str],
+) -> Timing:
+    builds = []
+    for _ in range(3):
+        start = time.perf_counter()
+        ranker = make(docs)
+        builds.append(time.perf_counter() - start)
+    start = time.perf_counter()
+    for q in queries:
+        ranker.rank(q, 5)
+    per_query = (time.perf_counter() - start) / len(queries)
+    return Timing(build_ms=min(builds) * 1000, query_ms=per_query * 1000)
+
+
+@contextmanager
+def patched(**constants: float) -> Iterator[None]:
+    """Temporarily change tuned constants of `prixfixe.search` (they are read at search time),
+    for the ablation row and the threshold sweep."""
+    saved = {name: getattr(search_module, name) for name in constants}
+    for name, value in constants.items():
+        setattr(search_module, name, value)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(search_module, name, value)
+
+
+def abstention(
+    docs: Sequence[SearchDocument], pairs: Sequence[tuple[str, str]], ratios: Sequence[float]
+) -> dict[float, dict[str, float]]:
+    """Per threshold: abstain rate on unanswerable and answerable queries, top-5 with abstain
+    counted as a miss."""
+    by_tool: dict[str, list[str]] = defaultdict(list)
+    for query, tool in pairs:
+        by_tool[tool].append(query)
+    full = SearchIndex(docs)
+    without = {tool: SearchIndex(d for d in docs if d.name != tool) for tool in sorted(by_tool)}
+    out: dict[float, dict[str, float]] = {}
+    for ratio in ratios:
+        with patched(GOOD_MATCH_RATIO=ratio):
+            unanswerable_abstain = sum(not without[tool].search(q).good_match for q, tool in pairs)
+            answerable_abstain = top5_strict = 0
+            for query, tool in pairs:
+                result = full.search(query)
+                answerable_abstain += not result.good_match
+                top5_strict += result.good_match and tool in [h.name for h in result.hits]
+        n = len(pairs)
+        out[ratio] = {
+            "unanswerable_abstain": unanswerable_abstain / n,
+            "answerable_abstain": answerable_abstain / n,
+            "top5_abstain_as_miss": top5_strict / n,
+        }
+    return out
+
+
+# --- report ---------------------------------------------------------------------------------
+
+
+def _f(x: float) -> str:
+    return f"{x:.3f}"
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--metatool-catalogue", type=Path, default=DEFAULT_METATOOL_CATALOGUE)
+    parser.add_argument("--metatool-queries", type=Path, default=DEFAULT_METATOOL_QUERIES)
+    parser.add_argument("--livemcp-tools", type=Path, default=DEFAULT_LIVEMCP_TOOLS)
+    parser.add_argument("--livemcp-tasks", type=Path, default=DEFAULT_LIVEMCP_TASKS)
+    parser.add_argument("--sample", type=int, default=3000, help="MetaTool queries per sample")
+    parser.add_argument("--abstain-sample", type=int, default=500)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-write", action="store_true", help="print only; write no files")
+    args = parser.parse_args(argv)
+
+    meta_docs, meta_pairs = load_metatool(args.metatool_catalogue, args.metatool_queries)
+    live_docs, live_tasks = load_livemcp(args.livemcp_tools, args.livemcp_tasks)
+
+    # One seeded shuffle, cut into disjoint samples: A (tuned on) and B (held out).
+    rng = random.Random(args.seed)
+    shuffled = rng.sample(meta_pairs, len(meta_pairs))
+    n = min(args.sample, len(shuffled) // 2)
+    samples = {"A": shuffled[:n], "B": shuffled[n : 2 * n]}
+    abstain_pairs = random.Random(args.seed + 1).sample(
+        meta_pairs, min(args.abstain_sample, len(meta_pairs))
+    )
+
+    makers: dict[str, type[Ranker]] = {
+        "prixfixe": PrixfixeRanker,
+        "prixfixe_no_synonyms": PrixfixeNoSynonymsRanker,
+        "baseline": BaselineRanker,
+    }
+    results: dict[str, Any] = {
+        "seed": args.seed,
+        "sample_size": n,
+        "livemcp_tasks": len(live_tasks),
+        "metatool_tools": len(meta_docs),
+        "livemcp_tools": len(live_docs),
+        "methods": {},
+    }
+    # A 1,054-tool catalogue (LiveMCPBench twice, renamed) for the build-time figure.
+    big_docs = [
+        SearchDocument(f"{d.name}{suffix}", d.description, d.params)
+        for suffix in ("", "_copy")
+        for d in live_docs
+    ]
+    latency_queries = [q for q, _ in samples["A"][:1000]]
+    for key, make in makers.items():
+        started = time.perf_counter()
+        meta_ranker = make(meta_docs)
+        live_ranker = make(live_docs)
+        entry: dict[str, Any] = {"label": make.label}
+        for name, sample in samples.items():
+            entry[f"metatool_{name}"] = metatool_accuracy(meta_ranker, sample)
+        entry["livemcp_recall10"] = livemcp_recall(live_ranker, live_tasks)
+        t_meta = timing(make, meta_docs, latency_queries)
+        t_big = timing(make, big_docs, latency_queries)
+        entry["build_ms_metatool"] = t_meta.build_ms
+        entry["build_ms_1054"] = t_big.build_ms
+        entry["query_ms_metatool"] = t_meta.query_ms
+        entry["query_ms_1054"] = t_big.query_ms
+        entry["wall_s"] = time.perf_counter() - started
+        results["methods"][key] = entry
+        print(f"{key}: done in {entry['wall_s']:.1f}s", file=sys.stderr)
+
+    sweep = abstention(meta_docs, abstain_pairs, sorted({*SWEEP_RATIOS, _current_ratio()}))
+    results["abstention"] = {
+        "sample_size": len(abstain_pairs),
+        "threshold": _current_ratio(),
+        "evidence_cap": float(search_module.EVIDENCE_CAP),
+        "sweep": {str(k): v for k, v in sweep.items()},
+    }
+
+    markdown = render(results, sweep)
+    print(markdown)
+    if not args.no_write:
+        write_json("search-quality", results)
+        write_section("search-quality", markdown)
+    return results
+
+
+def _current_ratio() -> float:
+    return float(search_module.GOOD_MATCH_RATIO)
+
+
+def render(results: dict[str, Any], sweep: dict[float, dict[str, float]]) -> str:
+    methods = results["methods"]
+    n = results["sample_size"]
+    rows = []
+    for m in methods.values():
+        rows.append(
+            [
+                m["label"],
+                _f(m["metatool_A"]["top1"]),
+                _f(m["metatool_A"]["top5"]),
+                _f(m["metatool_B"]["top1"]),
+                _f(m["metatool_B"]["top5"]),
+                _f(m["livemcp_recall10"]),
+                f"{m['build_ms_metatool']:.1f} / {m['build_ms_1054']:.1f}",
+                f"{m['query_ms_metatool']:.3f} / {m['query_ms_1054']:.3f}",
+            ]
+        )
+    main_table = markdown_table(
+        [
+            "method",
+            "MetaTool top-1 (A)",
+            "MetaTool top-5 (A)",
+            "MetaTool top-1 (B)",
+            "MetaTool top-5 (B)",
+            "LiveMCPBench recall@10",
+            "build ms (199 / 1,054 tools)",
+            "query ms (199 / 1,054 tools)",
+        ],
+        rows,
+    )
+    ref_table = markdown_table(
+        ["method (data README)", "MetaTool top-1", "MetaTool top-5", "LiveMCPBench recall@10"],
+        [[name, a, b, c] for name, a, b, c in README_REFERENCE],
+    )
+    chosen = results["abstention"]["threshold"]
+    sweep_rows = [
+        [
+            f"**{ratio}**" if ratio == chosen else str(ratio),
+            _f(v["unanswerable_abstain"]),
+            _f(v["answerable_abstain"]),
+            _f(v["top5_abstain_as_miss"]),
+        ]
+        for ratio, v in sorted(sweep.items())
+    ]
+    sweep_table = markdown_table(
+        [
+            "confidence threshold",
+            "abstains, unanswerable (higher is better)",
+            "abstains, answerable (lower is better)",
+            "top-5, abstain = miss",
+        ],
+        sweep_rows,
+    )
+    a = results["abstention"]["sample_size"]
+    return f"""## Search quality (`tool_search`)
+
+`benchmarks/bench_search_quality.py`: prixfixe's BM25F ranker (`prixfixe.search`) beside plain
+BM25 (the `bm25s` library over name + description, lowercase tokens, no stemming), in one run.
+MetaTool: {results["metatool_tools"]} tools; two disjoint samples of {n:,} dev queries from one
+shuffle (seed {results["seed"]}); prixfixe's constants were chosen on sample A's figures, B is
+the check. LiveMCPBench: {results["livemcp_tools"]} tools with their parameters,
+{results["livemcp_tasks"]} tasks, recall@10. The middle row switches prixfixe's synonym table
+off. Build time is the best of three; query time the mean over 1,000 MetaTool queries.
+
+{main_table}
+
+Reference figures from the data README (its own 3,000-query sample, other implementations):
+
+{ref_table}
+
+Abstention on {a} sampled MetaTool queries. *Unanswerable*: the labelled tool is removed from
+the catalogue before searching, so any answer is wrong; *answerable*: the full catalogue. The
+bold threshold is prixfixe's default `GOOD_MATCH_RATIO`: the share of the query's IDF mass
+(capped at `EVIDENCE_CAP` = {results["abstention"]["evidence_cap"]} fully informative words) that
+the best tool explains. MetaTool holds near-duplicate tools (e.g. ResearchFinder /
+ResearchHelper), so on many "unanswerable" queries a remaining tool is in fact a fair answer;
+hits are still listed, marked weak, when prixfixe abstains.
+
+{sweep_table}
+"""
+
+
+if __name__ == "__main__":
+    main()
