@@ -11,13 +11,26 @@ from tests.plugin_fixtures import WeatherPlugin
 
 #: The two protocol revisions the SDK serves: handshake-era and stateless.
 REVISIONS = ["legacy", "2026-07-28"]
+#: The default `tools/list`, in order: the discovery trio, then the store trio.
+CORE_TOOLS = [
+    "tool_search",
+    "tool_describe",
+    "tool_invoke",
+    "store_put",
+    "store_query",
+    "store_close",
+]
 
 
 @pytest.fixture(autouse=True)
 def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """No test sees the developer's config, plugins allowlist or working directory."""
-    for name in ("PRIXFIXE_CONFIG", "PRIXFIXE_EXPOSE", "PRIXFIXE_LOAD_PLUGINS"):
+    """No test sees the developer's config, plugins allowlist, data or working directory."""
+    for name in ("PRIXFIXE_CONFIG", "PRIXFIXE_EXPOSE", "PRIXFIXE_LOAD_PLUGINS", "PRIXFIXE_HOME"):
         monkeypatch.delenv(name, raising=False)
+    # The store lives in tmp_path; a test that never sets PRIXFIXE_HOME still cannot reach
+    # the developer's real store (the platform's user data dir).
+    monkeypatch.setenv("PRIXFIXE_HOME", str(tmp_path / "prixfixe-home"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     monkeypatch.chdir(tmp_path)
     return tmp_path
@@ -38,7 +51,7 @@ def make_app(tmp_path: Path) -> AppFactory:
         if config is not None:
             (tmp_path / "prixfixe.toml").write_text(config, encoding="utf-8")
         return App.build(
-            env=env or {},
+            env={"PRIXFIXE_HOME": str(tmp_path / "home"), **(env or {})},
             cwd=tmp_path,
             facet=facet,
             extra_plugins=[WeatherPlugin()] if plugins is None else plugins,

@@ -11,6 +11,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from prixfixe.cli import cli
+from tests.conftest import CORE_TOOLS
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
@@ -28,7 +29,7 @@ def test_doctor_reports_versions_config_paths_facets_plugins_and_token_cost(tmp_
     assert str(tmp_path / "prixfixe.toml") in out
     assert "listed core (from default)" in out
     assert "prixfixe.default_plugins.discovery" in out
-    assert "Default tools/list: 3 tools (budget 12)" in out
+    assert "Default tools/list: 6 tools (budget 12)" in out
     assert "tokens (cl100k_base)" in out
 
 
@@ -94,7 +95,7 @@ def test_tools_describe_shows_schemas_and_unknown_names_fail_clearly() -> None:
 def test_tools_list_shows_listed_tools_and_all_with_flag() -> None:
     code, out, _ = run("tools", "list", "--json")
     assert code == 0
-    assert [r["name"] for r in json.loads(out)] == ["tool_search", "tool_describe", "tool_invoke"]
+    assert [r["name"] for r in json.loads(out)] == CORE_TOOLS
 
 
 def test_serve_with_unknown_facet_fails_before_serving() -> None:

@@ -18,7 +18,7 @@ from mcp import Client, StdioServerParameters
 from prixfixe import Tool
 from prixfixe.errors import RegistryError
 from prixfixe.registry import Registry
-from tests.conftest import AppFactory
+from tests.conftest import CORE_TOOLS, AppFactory
 from tests.plugin_fixtures import NoteInput, add_note, many_tools_plugin
 
 GOOD_PLUGIN = """
@@ -80,6 +80,7 @@ def site(tmp_path: Path) -> Path:
 def _env(tmp_path: Path, site: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PRIXFIXE_")}
     env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg")
+    env["PRIXFIXE_HOME"] = str(tmp_path / "home")
     env["PYTHONPATH"] = str(site)
     env.update(extra)
     return env
@@ -115,7 +116,7 @@ def test_entry_point_plugins_load_and_broken_ones_are_reported_not_fatal(
     facets = {f["name"]: f for f in report["facets"]}
     assert facets["greetings"]["tools"] == 1
     assert "dupes" not in facets, "a plugin that fails registration adds none of its tools"
-    assert report["tools_list"]["tools"] == 3
+    assert report["tools_list"]["tools"] == len(CORE_TOOLS)
 
 
 def test_load_plugins_allowlist_set_but_empty_loads_no_third_party_plugin(

@@ -9,7 +9,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from prixfixe.server import build_server
-from tests.conftest import AppFactory
+from tests.conftest import CORE_TOOLS, AppFactory
 
 pytestmark = pytest.mark.anyio
 
@@ -25,7 +25,7 @@ async def test_default_listing_is_the_core_facet_with_annotations(
     async with Client(build_server(make_app()), mode=revision) as client:
         result = await client.list_tools()
     names = [t.name for t in result.tools]
-    assert names == ["tool_search", "tool_describe", "tool_invoke"]
+    assert names == CORE_TOOLS
     search = result.tools[0]
     assert search.annotations is not None
     assert search.annotations.read_only_hint is True
@@ -97,7 +97,7 @@ async def test_unknown_tool_is_a_protocol_error_with_suggestions(
         assert "unknown tool 'tool_serch'" in caught.value.message
         assert "tool_search" in caught.value.data["suggestions"]
         # ...and the server keeps serving.
-        assert len((await client.list_tools()).tools) == 3
+        assert len((await client.list_tools()).tools) == len(CORE_TOOLS)
 
 
 async def test_wrong_argument_types_name_the_field_and_expected_type(
@@ -197,7 +197,7 @@ async def test_exposed_facet_is_listed_and_callable_directly(
     app = make_app(env={"PRIXFIXE_EXPOSE": "core,weather"})
     async with Client(build_server(app), mode=revision) as client:
         names = [t.name for t in (await client.list_tools()).tools]
-        assert names == ["tool_search", "tool_describe", "tool_invoke", "weather.forecast"]
+        assert names == [*CORE_TOOLS, "weather.forecast"]
         result = await client.call_tool("weather.forecast", {"city": "Porto"})
     assert result.structured_content == {"city": "Porto", "days": 3, "highs": [20.0, 21.0, 22.0]}
 

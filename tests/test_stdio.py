@@ -14,6 +14,8 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
+from tests.conftest import CORE_TOOLS
+
 pytestmark = pytest.mark.anyio
 
 
@@ -25,6 +27,7 @@ def anyio_backend() -> str:
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PRIXFIXE_")}
     env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg")
+    env["PRIXFIXE_HOME"] = str(tmp_path / "home")
     env.update(extra)
     return env
 
@@ -42,7 +45,7 @@ async def test_serve_over_stdio_lists_and_calls_tools(tmp_path: Path) -> None:
     with anyio.fail_after(30):
         async with Client(_params(tmp_path), mode="legacy") as client:
             tools = await client.list_tools()
-            assert [t.name for t in tools.tools] == ["tool_search", "tool_describe", "tool_invoke"]
+            assert [t.name for t in tools.tools] == CORE_TOOLS
             found = await client.call_tool("tool_search", {"query": "describe a tool schema"})
             assert found.structured_content is not None
             assert found.structured_content["results"][0]["name"] == "tool_describe"
@@ -56,14 +59,14 @@ async def test_serve_over_stdio_speaks_the_stateless_revision(tmp_path: Path) ->
         async with Client(_params(tmp_path), mode="auto") as client:
             assert client.protocol_version == "2026-07-28"
             tools = await client.list_tools()
-    assert len(tools.tools) == 3
+    assert len(tools.tools) == len(CORE_TOOLS)
 
 
 async def test_serve_with_a_narrow_facet_over_stdio(tmp_path: Path) -> None:
     with anyio.fail_after(30):
         async with Client(_params(tmp_path, "--facet", "core"), mode="legacy") as client:
             tools = await client.list_tools()
-    assert {t.name for t in tools.tools} == {"tool_search", "tool_describe", "tool_invoke"}
+    assert [t.name for t in tools.tools] == CORE_TOOLS
 
 
 def test_malformed_json_rpc_gets_clear_errors_and_the_server_keeps_serving(tmp_path: Path) -> None:
@@ -118,6 +121,6 @@ def test_malformed_json_rpc_gets_clear_errors_and_the_server_keeps_serving(tmp_p
     assert by_id[7]["error"]["code"] == -32600
     assert "method" in by_id[7]["error"]["message"]
     assert by_id[8]["error"]["code"] == -32601
-    assert len(by_id[9]["result"]["tools"]) == 3
+    assert len(by_id[9]["result"]["tools"]) == len(CORE_TOOLS)
     assert "rejected input" in stderr
     assert "Traceback" not in stderr

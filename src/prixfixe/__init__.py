@@ -1,6 +1,7 @@
 """prixfixe: an MCP server whose cost to an agent's context stays flat however much it can do.
 
-A plugin needs only what is exported here: `hookimpl`, `Tool`, `ToolContext`, `ToolResult`.
+A plugin needs only what is exported here: `hookimpl`, `Tool`, `ToolContext`, `ToolResult`,
+and for the store `StoreKind` and `StoreMigration`.
 """
 
 from importlib.metadata import PackageNotFoundError, version
@@ -11,6 +12,15 @@ except PackageNotFoundError:  # running from a source tree that was never instal
     __version__ = "0.0.0+unknown"
 
 from prixfixe.hookspecs import hookimpl
+from prixfixe.kinds import StoreKind, StoreMigration
 from prixfixe.tool import Tool, ToolContext, ToolResult
 
-__all__ = ["Tool", "ToolContext", "ToolResult", "__version__", "hookimpl"]
+__all__ = [
+    "StoreKind",
+    "StoreMigration",
+    "Tool",
+    "ToolContext",
+    "ToolResult",
+    "__version__",
+    "hookimpl",
+]

@@ -7,6 +7,7 @@ import inspect
 import json
 import logging
 import os
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -17,12 +18,13 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from pydantic import BaseModel
 
-from prixfixe.config import LoadedConfig, load_config
+from prixfixe.config import LoadedConfig, home_dir, load_config
 from prixfixe.errors import PrixfixeError, ToolDeniedError, UnknownToolError
 from prixfixe.facets import Exposure, check_known_facets, resolve_exposure
 from prixfixe.finder import Finder
 from prixfixe.plugins import PluginInfo, build_plugin_manager, collect
 from prixfixe.registry import RegisteredTool, Registry
+from prixfixe.store import Store, open_store
 from prixfixe.tool import ToolContext, ToolResult
 from prixfixe.validation import validate_arguments
 
@@ -40,6 +42,8 @@ class App:
     plugins: list[PluginInfo]
     env: Mapping[str, str] = field(repr=False)
     _listing: tuple[int, types.ListToolsResult] | None = field(default=None, repr=False)
+    _store: Store | None = field(default=None, repr=False)
+    _store_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
     def build(
@@ -62,6 +66,29 @@ class App:
     @cached_property
     def finder(self) -> Finder:
         return Finder(self)
+
+    # -- the store --------------------------------------------------------------------------
+
+    @property
+    def home(self) -> Path:
+        return home_dir(self.env)
+
+    @property
+    def store(self) -> Store:
+        """The store, opened (and migrated) on first use, so starting a server costs nothing.
+
+        Opening blocks on file I/O: async code reaches it from a worker thread."""
+        with self._store_lock:
+            if self._store is None:
+                self._store = open_store(self.home, self.registry.kinds, self.registry.migrations)
+            return self._store
+
+    def close_store(self) -> None:
+        """Close the store if it was opened; the next use opens it again."""
+        with self._store_lock:
+            if self._store is not None:
+                self._store.close()
+                self._store = None
 
     # -- what a connection sees -------------------------------------------------------------
 
@@ -118,7 +145,8 @@ class App:
         entry = self.reachable(name)
         try:
             args = validate_arguments(entry, arguments)
-            output = entry.tool.handler(ToolContext(app=self, request=request), args)
+            context = ToolContext(app=self, request=request, owner=entry.tool.owner)
+            output = entry.tool.handler(context, args)
             if inspect.isawaitable(output):
                 output = await output
         except PrixfixeError as exc:

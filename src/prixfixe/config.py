@@ -20,6 +20,7 @@ from prixfixe.errors import ConfigError
 
 CONFIG_ENV = "PRIXFIXE_CONFIG"
 CONFIG_FILENAME = "prixfixe.toml"
+HOME_ENV = "PRIXFIXE_HOME"
 
 
 class McpConfig(BaseModel):
@@ -61,6 +62,16 @@ def user_config_dir() -> Path:
     from platformdirs import user_config_path
 
     return user_config_path("prixfixe", appauthor=False)
+
+
+def home_dir(env: Mapping[str, str]) -> Path:
+    """Where prixfixe keeps its data (the store): `$PRIXFIXE_HOME`, else the user data dir."""
+    value = env.get(HOME_ENV)
+    if value:
+        return Path(value).expanduser()
+    from platformdirs import user_data_path
+
+    return user_data_path("prixfixe", appauthor=False)
 
 
 def search_paths(env: Mapping[str, str], cwd: Path) -> list[Path]:

@@ -84,6 +84,102 @@ class ToolRefusedError(PrixfixeError):
     code = INVALID_PARAMS
 
 
+class StoreError(PrixfixeError):
+    """The store refused a request or could not be used; the message names kind, field or id."""
+
+    code = INVALID_PARAMS
+
+
+class UnknownKindError(StoreError):
+    """A kind no loaded plugin registered."""
+
+    def __init__(self, kind: str, known: list[str], suggestions: list[str] | None = None) -> None:
+        hint = f"; did you mean {', '.join(repr(s) for s in suggestions)}?" if suggestions else ""
+        super().__init__(
+            f"unknown kind {kind!r}{hint} (kinds: {', '.join(known) or 'none'}; "
+            "each kind's fields: store_kinds)",
+            kind=kind,
+            known=known,
+        )
+
+
+class InvalidRecordError(StoreError):
+    """A record that does not match its kind's schema; `problems` names each field."""
+
+    def __init__(self, kind: str, problems: list[str]) -> None:
+        super().__init__(
+            f"invalid {kind} record: {'; '.join(problems)} (nothing was written; the "
+            f"schema: store_kinds(kind={kind!r}))",
+            kind=kind,
+            problems=problems,
+        )
+        self.problems = problems
+
+
+class UnknownRecordError(StoreError):
+    """No record of that kind has that id."""
+
+    def __init__(self, kind: str, record_id: int) -> None:
+        super().__init__(f"no {kind} record with id {record_id}", kind=kind, id=record_id)
+
+
+class ClosedRecordError(StoreError):
+    """A change to a record that is already closed."""
+
+    def __init__(self, kind: str, record_id: int) -> None:
+        super().__init__(
+            f"{kind} record {record_id} is closed; a closed record is kept as it is "
+            "(put a new record instead)",
+            kind=kind,
+            id=record_id,
+        )
+
+
+class InvalidFilterError(StoreError):
+    """A `where` or `order_by` the kind cannot answer (unknown field, bad operator or value)."""
+
+    def __init__(self, kind: str, problems: list[str]) -> None:
+        super().__init__(
+            f"invalid query on kind {kind!r}: {'; '.join(problems)}", kind=kind, problems=problems
+        )
+        self.problems = problems
+
+
+class InvalidCursorError(StoreError):
+    """A cursor that is malformed, from another store, or from a different query."""
+
+    def __init__(self, kind: str, reason: str) -> None:
+        super().__init__(
+            f"invalid cursor for kind {kind!r}: {reason} (start again without a cursor)",
+            kind=kind,
+        )
+
+
+class StoreAccessError(StoreError):
+    """An owner's slice touched a table it does not own, or a statement slices may not run."""
+
+    def __init__(self, owner: str, what: str) -> None:
+        super().__init__(f"store slice of {owner!r} refused: {what}", owner=owner)
+
+
+class StoreVersionError(StoreError):
+    """The store file was written by a newer prixfixe (or plugin) than this one."""
+
+    code = INTERNAL_ERROR
+
+
+class MigrationError(StoreError):
+    """A migration failed, or an owner's recorded migrations differ from its declared ones."""
+
+    code = INTERNAL_ERROR
+
+
+class StoreBusyError(StoreError):
+    """The write lock stayed with another process past the bounded wait."""
+
+    code = INTERNAL_ERROR
+
+
 def to_mcp_error(error: PrixfixeError) -> MCPError:
     """Map a prixfixe error to the JSON-RPC error the SDK sends on the wire."""
     return MCPError(code=error.code, message=error.message, data=error.data or None)

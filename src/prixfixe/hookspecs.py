@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import pluggy
 
+from prixfixe.kinds import StoreKind, StoreMigration
 from prixfixe.tool import Tool
 
 PROJECT_NAME = "prixfixe"
@@ -24,3 +25,13 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 @hookspec
 def register_tools(register: Callable[[Tool], None]) -> None:
     """Declare tools: call `register(Tool(...))` once per tool."""
+
+
+@hookspec
+def register_store_kinds(register: Callable[[StoreKind], None]) -> None:
+    """Declare store record kinds: call `register(StoreKind(...))` once per kind."""
+
+
+@hookspec
+def register_store_migrations(register: Callable[[StoreMigration], None]) -> None:
+    """Declare the plugin's own store tables: `register(StoreMigration(...))`, oldest first."""

@@ -14,11 +14,13 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import entry_points
+from typing import Any
 
 import pluggy
 
 from prixfixe import hookspecs
 from prixfixe.errors import PrixfixeError
+from prixfixe.kinds import StoreKind, StoreMigration
 from prixfixe.registry import Registry
 from prixfixe.tool import Tool
 
@@ -26,7 +28,10 @@ log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "prixfixe"
 LOAD_PLUGINS_ENV = "PRIXFIXE_LOAD_PLUGINS"
-DEFAULT_PLUGINS: tuple[str, ...] = ("prixfixe.default_plugins.discovery",)
+DEFAULT_PLUGINS: tuple[str, ...] = (
+    "prixfixe.default_plugins.discovery",
+    "prixfixe.default_plugins.store",
+)
 
 
 @dataclass(frozen=True)
@@ -94,17 +99,33 @@ def build_plugin_manager(
 def collect(pm: pluggy.PluginManager, infos: list[PluginInfo]) -> Registry:
     """Call every plugin's hooks with a `register` bound to that plugin, so ownership is known.
 
-    Registration is all-or-nothing per plugin: a plugin whose third tool is invalid adds none.
-    A built-in plugin's mistake is a bug and raises; a third-party one is reported and skipped.
+    Registration is all-or-nothing per plugin: a plugin whose third tool (or any store kind or
+    migration) is invalid adds nothing at all. A built-in plugin's mistake is a bug and
+    raises; a third-party one is reported and skipped.
     """
     registry = Registry()
+    hooks = (
+        pm.hook.register_tools,
+        pm.hook.register_store_kinds,
+        pm.hook.register_store_migrations,
+    )
     # get_hookimpls() is in registration order (built-ins first): that is the listing order.
-    for impl in pm.hook.register_tools.get_hookimpls():
-        owner = impl.plugin_name
-        staged: list[Tool] = []
+    owners: list[str] = []
+    for hook in hooks:
+        for impl in hook.get_hookimpls():
+            if impl.plugin_name not in owners:
+                owners.append(impl.plugin_name)
+    for owner in owners:
+        tools: list[Tool] = []
+        kinds: list[StoreKind] = []
+        migrations: list[StoreMigration] = []
+        sinks: tuple[list[Any], ...] = (tools, kinds, migrations)
         try:
-            impl.function(register=staged.append)
-            registry.add_tools(staged, owner=owner)
+            for hook, sink in zip(hooks, sinks, strict=True):
+                for impl in hook.get_hookimpls():
+                    if impl.plugin_name == owner:
+                        impl.function(register=sink.append)
+            registry.add_plugin(owner, tools=tools, kinds=kinds, migrations=migrations)
         except Exception as exc:
             if owner in DEFAULT_PLUGINS:
                 raise

@@ -9,8 +9,16 @@ from functools import cached_property
 from typing import Any
 
 import mcp_types as types
+from pydantic import BaseModel
 
 from prixfixe.errors import RegistryError, UnknownToolError
+from prixfixe.kinds import (
+    FIELD_NAME_PATTERN,
+    KIND_NAME_PATTERN,
+    MIGRATION_NAME_PATTERN,
+    StoreKind,
+    StoreMigration,
+)
 from prixfixe.schema import model_schema
 from prixfixe.tool import FACET_NAME_PATTERN, TOOL_NAME_PATTERN, Tool
 
@@ -62,7 +70,8 @@ class RegisteredTool:
 
 
 class Registry:
-    """Tools (and, as the project grows, step types, store kinds, resources) by name.
+    """Tools, store kinds and store migrations (and, as the project grows, step types and
+    resources) by name, each with the plugin that declared it.
 
     Registration order is kept: it is the listing order, so a listing is stable across runs.
     `version` advances on every change so derived caches (search indexes, listings) know when
@@ -71,6 +80,8 @@ class Registry:
 
     def __init__(self) -> None:
         self._tools: dict[str, RegisteredTool] = {}
+        self._kinds: dict[str, StoreKind] = {}
+        self._migrations: dict[str, tuple[StoreMigration, ...]] = {}
         self.version = 0
 
     def add_tool(self, tool: Tool, *, owner: str) -> None:
@@ -78,6 +89,30 @@ class Registry:
 
     def add_tools(self, tools: Iterable[Tool], *, owner: str) -> None:
         """Add a plugin's tools, all or none: every tool is checked before any is added."""
+        self.add_plugin(owner, tools=tools)
+
+    def add_plugin(
+        self,
+        owner: str,
+        *,
+        tools: Iterable[Tool] = (),
+        kinds: Iterable[StoreKind] = (),
+        migrations: Iterable[StoreMigration] = (),
+    ) -> None:
+        """Add everything one plugin declared, all or none: all is checked before any is added."""
+        batch = self._check_tools(tools, owner)
+        kind_batch = self._check_kinds(kinds, owner)
+        steps = self._check_migrations(migrations, owner)
+        if batch:
+            self._tools.update(batch)
+        if kind_batch:
+            self._kinds.update(kind_batch)
+        if steps:
+            self._migrations[owner] = self._migrations.get(owner, ()) + steps
+        if batch or kind_batch or steps:
+            self.version += 1
+
+    def _check_tools(self, tools: Iterable[Tool], owner: str) -> dict[str, RegisteredTool]:
         batch: dict[str, RegisteredTool] = {}
         for tool in tools:
             self._check(tool, owner)
@@ -88,9 +123,45 @@ class Registry:
                     f"plugin {clash.tool.owner!r}"
                 )
             batch[tool.name] = RegisteredTool(replace(tool, owner=owner))
-        if batch:
-            self._tools.update(batch)
-            self.version += 1
+        return batch
+
+    def _check_kinds(self, kinds: Iterable[StoreKind], owner: str) -> dict[str, StoreKind]:
+        batch: dict[str, StoreKind] = {}
+        for kind in kinds:
+            _check_kind(kind, owner)
+            clash = self._kinds.get(kind.name) or batch.get(kind.name)
+            if clash is not None:
+                raise RegistryError(
+                    f"plugin {owner!r} registered store kind {kind.name!r}, already registered "
+                    f"by plugin {clash.owner!r}"
+                )
+            batch[kind.name] = replace(kind, owner=owner)
+        return batch
+
+    def _check_migrations(
+        self, migrations: Iterable[StoreMigration], owner: str
+    ) -> tuple[StoreMigration, ...]:
+        seen = {m.name for m in self._migrations.get(owner, ())}
+        steps: list[StoreMigration] = []
+        for step in migrations:
+            if not isinstance(step, StoreMigration):
+                raise RegistryError(
+                    f"plugin {owner!r} registered {step!r}, which is not a StoreMigration"
+                )
+            if not MIGRATION_NAME_PATTERN.match(step.name):
+                raise RegistryError(
+                    f"plugin {owner!r} registered migration name {step.name!r}; names are "
+                    "1-100 characters of letters, digits, '_', '-' and '.'"
+                )
+            if step.name in seen:
+                raise RegistryError(f"plugin {owner!r} registered migration {step.name!r} twice")
+            if not step.statements or not all(isinstance(x, str) for x in step.statements):
+                raise RegistryError(
+                    f"plugin {owner!r} migration {step.name!r} needs a tuple of SQL statements"
+                )
+            seen.add(step.name)
+            steps.append(step)
+        return tuple(steps)
 
     @staticmethod
     def _check(tool: Tool, owner: str) -> None:
@@ -108,6 +179,20 @@ class Registry:
                 f"plugin {owner!r} put tool {tool.name!r} in facet {tool.facet!r}; facet names are "
                 "lowercase letters, digits, '_' and '-', starting with a letter"
             )
+
+    # -- store declarations ---------------------------------------------------------------
+
+    @property
+    def kinds(self) -> dict[str, StoreKind]:
+        """Store kinds by name, in registration order."""
+        return dict(self._kinds)
+
+    @property
+    def migrations(self) -> dict[str, tuple[StoreMigration, ...]]:
+        """Each owner's declared migrations, oldest first."""
+        return dict(self._migrations)
+
+    # -- tools ------------------------------------------------------------------------------
 
     def get(self, name: str) -> RegisteredTool:
         found = self._tools.get(name)
@@ -135,3 +220,32 @@ class Registry:
         """Up to three registered names close to `name` (for "did you mean")."""
         pool = list(among) if among is not None else list(self._tools)
         return difflib.get_close_matches(name, pool, n=3, cutoff=0.6)
+
+
+def _check_kind(kind: StoreKind, owner: str) -> None:
+    from prixfixe.store.fields import field_types
+
+    if not isinstance(kind, StoreKind):
+        raise RegistryError(f"plugin {owner!r} registered {kind!r}, which is not a StoreKind")
+    where = f"plugin {owner!r} store kind {kind.name!r}"
+    if not KIND_NAME_PATTERN.match(kind.name):
+        raise RegistryError(
+            f"{where}: kind names are lowercase letters, digits and '_', starting with a letter"
+        )
+    if not (isinstance(kind.model, type) and issubclass(kind.model, BaseModel)):
+        raise RegistryError(f"{where}: model must be a pydantic model class")
+    if isinstance(kind.version, bool) or not isinstance(kind.version, int) or kind.version < 1:
+        raise RegistryError(f"{where}: version must be an integer >= 1, got {kind.version!r}")
+    types_ = field_types(kind.model)
+    for name in types_:
+        if not FIELD_NAME_PATTERN.match(name):
+            raise RegistryError(f"{where}: field name {name!r} is not an identifier")
+    for name in kind.indexed:
+        if name not in types_:
+            raise RegistryError(
+                f"{where}: indexed field {name!r} is not a field (fields: {', '.join(types_)})"
+            )
+        if types_[name] == "other":
+            raise RegistryError(
+                f"{where}: indexed field {name!r} must hold text, a number, a boolean or a date"
+            )

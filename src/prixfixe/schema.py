@@ -67,6 +67,14 @@ def _inline(node: Any, defs: dict[str, Any], seen: frozenset[str]) -> Any:
 def _merge_nullable(node: dict[str, Any]) -> dict[str, Any]:
     """pydantic's `X | None` is `anyOf: [{type: X}, {type: null}]`; `type: [X, null]` is shorter."""
     options = node.get("anyOf")
+    if isinstance(options, list):
+        # `dict[str, Any] | None`: the object branch's `additionalProperties: true` is implied.
+        options = [
+            {k: v for k, v in o.items() if (k, v) != ("additionalProperties", True)}
+            if isinstance(o, dict)
+            else o
+            for o in options
+        ]
     if not isinstance(options, list) or not all(
         isinstance(o, dict) and set(o) == {"type"} and isinstance(o["type"], str) for o in options
     ):

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
     from prixfixe.app import App
+    from prixfixe.store.api import OwnerSlice
 
 #: MCP tool names (spec 2025-11-25): 1-128 of ASCII letters, digits, `_`, `-`, `.`.
 TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
@@ -25,10 +26,16 @@ FACET_NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
 
 @dataclass(frozen=True)
 class ToolContext:
-    """What a handler may reach: the running app and, when called over MCP, the request."""
+    """What a handler may reach: the running app, when called over MCP the request, and the
+    plugin that owns the tool (whose store slice `slice()` returns)."""
 
     app: App
     request: ServerRequestContext[Any] | None = None
+    owner: str = ""
+
+    def slice(self) -> OwnerSlice:
+        """The calling plugin's own store tables (blocking: use from a worker thread)."""
+        return self.app.store.slice(self.owner)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,347 @@
+"""The store's tools and the built-in kinds of the morning routine: reminder, deadline,
+countdown.
+
+Three generic tools in `core` (`store_put`, `store_query`, `store_close`) serve every kind;
+no kind's schema is listed. `store_kinds` (facet `store`, not listed) discloses them on demand.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from typing import Any, Literal
+
+import anyio.to_thread
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from prixfixe.hookspecs import hookimpl
+from prixfixe.kinds import StoreKind
+from prixfixe.schema import model_schema
+from prixfixe.store.api import MAX_LIMIT, StoredRecord
+from prixfixe.store.query import OPERATORS
+from prixfixe.store.records import find_kind
+from prixfixe.tool import Tool, ToolContext, ToolResult
+
+# -- built-in kinds -------------------------------------------------------------------------
+
+Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+
+
+def _workweek() -> list[Weekday]:
+    return ["mon", "tue", "wed", "thu", "fri"]
+
+
+class Reminder(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(min_length=1, max_length=2000, description="What to be reminded of.")
+    due: dt.date = Field(description="The day it is due, YYYY-MM-DD.")
+    recurrence: Literal["daily", "weekdays", "weekly", "monthly", "yearly"] | None = Field(
+        default=None, description="Repeat after the due day; null for once."
+    )
+
+
+class Deadline(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    label: str = Field(min_length=1, max_length=500, description="What is due.")
+    date: dt.date = Field(description="The day it is due, YYYY-MM-DD.")
+    notes: str | None = Field(default=None, max_length=10000, description="Anything else.")
+
+
+class Countdown(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    label: str = Field(min_length=1, max_length=500, description="What is counted down to.")
+    start: dt.date = Field(description="First day, YYYY-MM-DD.")
+    end: dt.date = Field(description="Last day, YYYY-MM-DD; not before start.")
+    work_days: list[Weekday] = Field(
+        default_factory=_workweek,
+        min_length=1,
+        max_length=7,
+        description="The weekdays that count as work days.",
+    )
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Countdown:
+        if self.end < self.start:
+            raise ValueError(f"end {self.end} is before start {self.start}")
+        if len(set(self.work_days)) != len(self.work_days):
+            raise ValueError("work_days lists a day twice")
+        return self
+
+
+BUILTIN_KINDS = (
+    StoreKind(
+        name="reminder",
+        description="Something to be reminded of on a day, optionally recurring.",
+        model=Reminder,
+        version=1,
+        indexed=("due",),
+    ),
+    StoreKind(
+        name="deadline",
+        description="A dated deadline with notes.",
+        model=Deadline,
+        version=1,
+        indexed=("date",),
+    ),
+    StoreKind(
+        name="countdown",
+        description="Days (and work days) from a start day to an end day.",
+        model=Countdown,
+        version=1,
+        indexed=("end",),
+    ),
+)
+
+# -- tool inputs and outputs ----------------------------------------------------------------
+
+
+class PutInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str = Field(description="Record kind, e.g. reminder.")
+    record: dict[str, Any] = Field(description="Fields; with id, only those to change.")
+    id: int | None = Field(default=None, description="Update this record.")
+
+
+class QueryInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str
+    where: dict[str, Any] | None = Field(
+        default=None,
+        description='AND of field tests, e.g. {"due":{"<=":"2026-12-01"},"text":{"contains":'
+        '"tax"}}; ops = < <= > >= in contains',
+    )
+    order_by: str | None = Field(default=None, description="Field; -field descending. Default id.")
+    limit: int = Field(default=50, ge=1, le=MAX_LIMIT)
+    cursor: str | None = Field(default=None, description="next_cursor of the previous page.")
+    include_closed: bool = False
+
+
+class CloseInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str
+    id: int
+    reason: str | None = Field(default=None, max_length=2000)
+
+
+class KindsInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str | None = Field(default=None, description="One kind; omit for all.")
+
+
+class WrittenOutput(BaseModel):
+    id: int
+    generation: int
+
+
+class RecordOutput(BaseModel):
+    id: int
+    gen: int = Field(description="Generation of its last change.")
+    record: dict[str, Any]
+    closed: bool
+    reason: str | None = None
+
+
+class QueryOutput(BaseModel):
+    kind: str
+    generation: int
+    records: list[RecordOutput]
+    next_cursor: str | None
+
+
+class KindOutput(BaseModel):
+    name: str
+    description: str
+    version: int
+    owner: str
+    indexed: list[str]
+    schema_: dict[str, Any] = Field(alias="schema", serialization_alias="schema")
+
+
+class KindsOutput(BaseModel):
+    kinds: list[KindOutput]
+
+
+# -- handlers -------------------------------------------------------------------------------
+
+
+async def store_put(ctx: ToolContext, args: PutInput) -> ToolResult:
+    written = await anyio.to_thread.run_sync(
+        lambda: ctx.app.store.put(args.kind, args.record, args.id)
+    )
+    verb = "Updated" if args.id is not None else "Created"
+    return ToolResult(
+        text=f"{verb} {args.kind} {written.id} (store generation {written.generation}).",
+        data=WrittenOutput(id=written.id, generation=written.generation),
+    )
+
+
+def _record(r: StoredRecord) -> RecordOutput:
+    return RecordOutput(id=r.id, gen=r.gen, record=r.record, closed=r.closed, reason=r.close_reason)
+
+
+async def store_query(ctx: ToolContext, args: QueryInput) -> ToolResult:
+    page = await anyio.to_thread.run_sync(
+        lambda: ctx.app.store.query(
+            args.kind,
+            where=args.where,
+            order_by=args.order_by,
+            limit=args.limit,
+            cursor=args.cursor,
+            include_closed=args.include_closed,
+        )
+    )
+    data = QueryOutput(
+        kind=page.kind,
+        generation=page.generation,
+        records=[_record(r) for r in page.records],
+        next_cursor=page.next_cursor,
+    )
+    more = "; more with cursor=next_cursor" if page.next_cursor else ""
+    return ToolResult(
+        text=f"{len(page.records)} {page.kind} records (generation {page.generation}){more}.",
+        data=data,
+    )
+
+
+async def store_close(ctx: ToolContext, args: CloseInput) -> ToolResult:
+    written = await anyio.to_thread.run_sync(
+        lambda: ctx.app.store.close_record(args.kind, args.id, args.reason)
+    )
+    return ToolResult(
+        text=f"Closed {args.kind} {written.id} (store generation {written.generation}).",
+        data=WrittenOutput(id=written.id, generation=written.generation),
+    )
+
+
+def describe_kind(kind: StoreKind) -> KindOutput:
+    return KindOutput(
+        name=kind.name,
+        description=kind.description,
+        version=kind.version,
+        owner=kind.owner,
+        indexed=list(kind.indexed),
+        schema=model_schema(kind.model),
+    )
+
+
+async def store_kinds(ctx: ToolContext, args: KindsInput) -> ToolResult:
+    # Declarations live in the registry: listing kinds never opens the store file.
+    kinds = ctx.app.registry.kinds
+    chosen = [find_kind(kinds, args.kind)] if args.kind else list(kinds.values())
+    data = KindsOutput(kinds=[describe_kind(k) for k in chosen])
+    lines = [
+        f"- {k.name} (v{k.version}, {k.owner}): {k.description} Fields: " + ", ".join(k.fields)
+        for k in chosen
+    ]
+    return ToolResult(text="Store kinds; JSON Schemas follow.\n" + "\n".join(lines), data=data)
+
+
+# -- registration ---------------------------------------------------------------------------
+
+FILTER_HELP = (
+    'where is a JSON object; all keys must hold. {"f": v} is equality (null: missing); '
+    '{"f": {op: v, ...}} with ops ' + ", ".join(OPERATORS) + ". <, <=, >, >= compare text, "
+    "numbers and dates (YYYY-MM-DD); in takes a list; contains is case-insensitive text. "
+    "order_by names a field (-field descending; default id). Pages: pass next_cursor back "
+    "unchanged with the same kind, where and order_by; it stays valid as records are added."
+)
+
+
+@hookimpl
+def register_store_kinds(register: Callable[[StoreKind], None]) -> None:
+    for kind in BUILTIN_KINDS:
+        register(kind)
+
+
+@hookimpl
+def register_tools(register: Callable[[Tool], None]) -> None:
+    kinds_hint = "Each kind's fields: tool_invoke('store_kinds', {'kind': KIND})."
+    register(
+        Tool(
+            name="store_put",
+            title="Save a record",
+            description=(
+                "Create a record of a kind (reminder, deadline, countdown, ...) or update one "
+                "by id. Returns its id and the store generation."
+            ),
+            input_model=PutInput,
+            output_model=WrittenOutput,
+            handler=store_put,
+            mutates=True,
+            destructive=False,
+            facet="core",
+            keywords=("store", "save", "create", "update", "add", "remember", "record"),
+            examples=("add a reminder", "save a deadline", "change a reminder's due date"),
+            usage=(
+                f"{kinds_hint} With id, the given fields replace the stored ones (null clears "
+                "an optional field); a closed record cannot be changed. A record that fails "
+                "its kind's schema is refused whole, naming each field."
+            ),
+        )
+    )
+    register(
+        Tool(
+            name="store_query",
+            title="Query records",
+            description=(
+                "List records of a kind, filtered and sorted, a page at a time. Closed "
+                "records only with include_closed."
+            ),
+            input_model=QueryInput,
+            output_model=QueryOutput,
+            handler=store_query,
+            mutates=False,
+            facet="core",
+            keywords=("store", "find", "list", "search", "filter", "records", "due"),
+            examples=("which reminders are due this week", "list open deadlines"),
+            usage=f"{FILTER_HELP} {kinds_hint}",
+        )
+    )
+    register(
+        Tool(
+            name="store_close",
+            title="Close a record",
+            description=(
+                "Close a record (done, cancelled). It leaves default queries but is kept, "
+                "with its history."
+            ),
+            input_model=CloseInput,
+            output_model=WrittenOutput,
+            handler=store_close,
+            mutates=True,
+            destructive=False,
+            facet="core",
+            keywords=("store", "done", "complete", "finish", "cancel", "dismiss", "archive"),
+            examples=("mark a reminder done", "cancel a deadline"),
+            usage="Closing is final: the record stays readable with include_closed.",
+        )
+    )
+    register(
+        Tool(
+            name="store_kinds",
+            title="Store kinds",
+            description=(
+                "Show the store's record kinds with each one's fields as a JSON Schema, its "
+                "version and owner."
+            ),
+            input_model=KindsInput,
+            output_model=KindsOutput,
+            handler=store_kinds,
+            mutates=False,
+            facet="store",
+            keywords=("kinds", "schema", "fields", "types", "store", "reminder", "deadline"),
+            examples=(
+                "what fields does a reminder have",
+                "which record kinds exist",
+                "show the deadline schema",
+            ),
+            usage="Call before store_put on a kind you have not used yet.",
+        )
+    )

@@ -1,0 +1,123 @@
+"""The store's interface: what callers (tools, CLI, plugins) may rely on, whatever the backend.
+
+Nothing here is SQL. The embedded SQLite backend implements it today; a PostgreSQL backend
+(several servers sharing one store) would implement the same protocol without touching callers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from prixfixe.kinds import StoreKind
+
+#: The owner name of the core's own tables (`meta`, `migrations`, `records`, ...).
+CORE_OWNER = "core"
+#: The most records one query page may hold.
+MAX_LIMIT = 500
+
+
+@dataclass(frozen=True)
+class Written:
+    """A committed write: the record's id and the store generation that write produced."""
+
+    id: int
+    generation: int
+
+
+@dataclass(frozen=True)
+class WrittenBatch:
+    """Records written together in one transaction, hence at one generation."""
+
+    ids: tuple[int, ...]
+    generation: int
+
+
+@dataclass(frozen=True)
+class StoredRecord:
+    """One record as stored: its fields plus what the store tracks about it."""
+
+    id: int
+    kind: str
+    record: dict[str, Any]
+    gen: int  # generation of the last change (create, update or close)
+    created_gen: int
+    schema_version: int
+    closed_gen: int | None = None
+    close_reason: str | None = None
+
+    @property
+    def closed(self) -> bool:
+        return self.closed_gen is not None
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of a query; `next_cursor` is None on the last page."""
+
+    kind: str
+    records: list[StoredRecord]
+    next_cursor: str | None
+    generation: int  # the store generation the page was read at
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """A state a record left behind: the body an update replaced, or a close and its reason."""
+
+    gen: int
+    op: str  # "update" or "close"
+    body: dict[str, Any] | None
+    prev_gen: int
+    reason: str | None
+
+
+class OwnerSlice(Protocol):
+    """An owner's private tables. Every statement may name only tables and indexes whose names
+    start with `prefix`; anything else (another owner's tables, the core's) is refused."""
+
+    owner: str
+    prefix: str
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> int: ...
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> int: ...
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
+
+
+class Store(Protocol):
+    """Records keyed by kind, with a monotonic generation advanced by every committed write."""
+
+    location: str
+
+    def kinds(self) -> Mapping[str, StoreKind]: ...
+
+    def put(self, kind: str, record: Mapping[str, Any], id: int | None = None) -> Written: ...
+
+    def put_many(self, kind: str, records: Sequence[Mapping[str, Any]]) -> WrittenBatch: ...
+
+    def get(self, kind: str, id: int) -> StoredRecord: ...
+
+    def query(
+        self,
+        kind: str,
+        where: Mapping[str, Any] | None = None,
+        order_by: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+        include_closed: bool = False,
+    ) -> Page: ...
+
+    def close_record(self, kind: str, id: int, reason: str | None = None) -> Written: ...
+
+    def history(self, kind: str, id: int) -> list[HistoryEntry]: ...
+
+    def generation(self) -> int: ...
+
+    def schema_versions(self) -> dict[str, int]: ...
+
+    def slice(self, owner: str) -> OwnerSlice: ...
+
+    def close(self) -> None: ...

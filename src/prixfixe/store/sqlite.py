@@ -1,0 +1,655 @@
+"""The embedded store: one SQLite file in WAL mode, one write path, keyset-paginated queries.
+
+Records of every kind share one `records` table (id, kind, JSON body, generations, closed
+flag). A kind's indexed fields get a partial expression index each,
+`ON records (json_extract(body, '$.field'), id) WHERE kind = 'the_kind'`, and a query that
+filters or sorts on such a field names that index (`INDEXED BY`), so the plan does not depend
+on statistics. Writes go through one connection, one at a time (a lock in this process,
+`BEGIN IMMEDIATE` across processes); a busy database is waited for and retried within a
+bound, so "database is locked" never reaches a user. Reads use a second connection and see a
+consistent snapshot.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from prixfixe.errors import (
+    ClosedRecordError,
+    InvalidRecordError,
+    MigrationError,
+    StoreAccessError,
+    StoreBusyError,
+    StoreError,
+    UnknownRecordError,
+)
+from prixfixe.kinds import StoreKind, StoreMigration
+from prixfixe.store import migrations as mig
+from prixfixe.store.api import (
+    CORE_OWNER,
+    MAX_LIMIT,
+    HistoryEntry,
+    Page,
+    StoredRecord,
+    Written,
+    WrittenBatch,
+)
+from prixfixe.store.cursor import decode_cursor, encode_cursor
+from prixfixe.store.query import Condition, QuerySpec, parse_query
+from prixfixe.store.records import find_kind, validate_record
+from prixfixe.store.slices import Authorizer, SQLiteSlice, authorized
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+#: SQLite's own wait for a lock before it reports busy; our loop retries on top of it.
+SQLITE_BUSY_TIMEOUT_S = 0.2
+#: The longest a write waits for another process's write lock before a clear error.
+DEFAULT_BUSY_WAIT_S = 30.0
+_COLUMNS = "id, gen, created_gen, schema_version, body, closed_gen, close_reason"
+
+
+def _busy(exc: sqlite3.OperationalError) -> bool:
+    return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in (sqlite3.SQLITE_BUSY, 6)
+
+
+def _json(data: Any) -> str:
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+
+
+def field_expr(field: str) -> str:
+    """The SQL expression for a record field (names are checked identifiers at registration)."""
+    return "id" if field == "id" else f"json_extract(body, '$.{field}')"
+
+
+def index_name(kind: str, field: str) -> str:
+    # Kind names hold no '.', field names no ':', so these names cannot collide.
+    return f"kind:{kind}.{field}"
+
+
+class SQLiteStore:
+    """The `Store` on one SQLite file. Thread-safe; open it with `SQLiteStore.open`."""
+
+    def __init__(
+        self,
+        path: Path,
+        kinds: Mapping[str, StoreKind],
+        migrations: Mapping[str, Sequence[StoreMigration]],
+        *,
+        busy_wait: float = DEFAULT_BUSY_WAIT_S,
+        on_busy: Callable[[], None] | None = None,
+    ) -> None:
+        self.path = path
+        self.location = str(path)
+        self._kinds = dict(kinds)
+        self._migrations = {k: tuple(v) for k, v in migrations.items()}
+        self._busy_wait = busy_wait
+        self._on_busy = on_busy
+        self._write_lock = threading.Lock()
+        self._read_lock = threading.Lock()
+        self._writer: sqlite3.Connection | None = None
+        self._reader: sqlite3.Connection | None = None
+        self._secret = b""
+        self._prefixes: dict[str, str] = {}
+        self._broken: dict[str, str] = {}  # owner -> why its slice and kinds are unavailable
+
+    @classmethod
+    def open(
+        cls,
+        path: Path,
+        kinds: Mapping[str, StoreKind],
+        migrations: Mapping[str, Sequence[StoreMigration]] | None = None,
+        *,
+        core_migrations: Sequence[StoreMigration] = mig.CORE_MIGRATIONS,
+        busy_wait: float = DEFAULT_BUSY_WAIT_S,
+        on_busy: Callable[[], None] | None = None,
+    ) -> SQLiteStore:
+        """Open (creating if needed) and migrate the store at `path`.
+
+        A file written by a newer version is refused before anything is written to it.
+        `core_migrations` exists so tests can build a file as an older version left it.
+        """
+        store = cls(path, kinds, migrations or {}, busy_wait=busy_wait, on_busy=on_busy)
+        try:
+            store._open(tuple(core_migrations))
+        except BaseException:
+            store.close()
+            raise
+        return store
+
+    # -- opening ----------------------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            self.path,
+            timeout=SQLITE_BUSY_TIMEOUT_S,
+            isolation_level=None,  # autocommit; transactions are explicit BEGIN ... COMMIT
+            check_same_thread=False,  # used from worker threads, one at a time (the locks)
+        )
+        conn.execute("PRAGMA foreign_keys = ON")
+        return conn
+
+    def _open(self, core: tuple[StoreMigration, ...]) -> None:
+        if self.path.exists() and self.path.stat().st_size > 0:
+            self._preflight(core)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._writer = self._connect()
+        mode = self._retrying(
+            lambda: self._conn().execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        )
+        if mode != "wal":
+            log.warning("store %s: journal mode is %s, not wal", self.path, mode)
+        # FULL: a committed write survives power loss, not only a crash of this process.
+        self._conn().execute("PRAGMA synchronous = FULL")
+        self._reader = self._connect()
+        self._reader.execute("PRAGMA query_only = ON")
+        self._migrate_core(core)
+        self._migrate_owners()
+        self._declare_kinds()
+        rows = self.read(
+            lambda c: c.execute(
+                "SELECT value FROM meta WHERE owner = ? AND key = 'cursor_secret'", (CORE_OWNER,)
+            ).fetchall()
+        )
+        self._secret = bytes.fromhex(str(rows[0][0]))
+
+    def _preflight(self, core: tuple[StoreMigration, ...]) -> None:
+        """Read-only checks before any write: is it a store, and not from a newer version?"""
+        uri = f"{self.path.resolve().as_uri()}?mode=ro"
+        try:
+            conn = sqlite3.connect(uri, uri=True, timeout=SQLITE_BUSY_TIMEOUT_S)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the store {self.path}: {exc}") from None
+        try:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+            if not tables:
+                return
+            if "migrations" not in tables:
+                raise StoreError(
+                    f"{self.path} is an SQLite file but not a prixfixe store (no migrations "
+                    "table); point PRIXFIXE_HOME elsewhere",
+                )
+            applied = mig.recorded(conn, CORE_OWNER)
+            mig.pending(CORE_OWNER, applied, core, self.location)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path} is not a prixfixe store: {exc}") from None
+        finally:
+            conn.close()
+
+    def _migrate_core(self, core: tuple[StoreMigration, ...]) -> None:
+        def work(conn: sqlite3.Connection) -> None:
+            exists = mig.table_exists(conn, "migrations")
+            applied = mig.recorded(conn, CORE_OWNER) if exists else ()
+            steps = mig.pending(CORE_OWNER, applied, core, self.location)
+            if steps:
+                generation = self._generation(conn) if exists else 0
+                mig.apply(conn, CORE_OWNER, steps, len(applied), generation)
+
+        self._transaction(work)
+
+    def _migrate_owners(self) -> None:
+        owners = list(self._migrations)
+        for owner in owners:
+            if owner == CORE_OWNER:
+                self._broken[owner] = f"the owner name {CORE_OWNER!r} is reserved for the core"
+                continue
+            prefix = mig.owner_prefix(owner)
+            steps = self._migrations[owner]
+
+            def work(
+                conn: sqlite3.Connection,
+                owner: str = owner,
+                prefix: str = prefix,
+                steps: tuple[StoreMigration, ...] = steps,
+            ) -> None:
+                clash = conn.execute(
+                    "SELECT owner FROM meta WHERE key = 'prefix' AND value = ? AND owner != ?",
+                    (prefix, owner),
+                ).fetchone()
+                if clash is not None:
+                    raise MigrationError(
+                        f"plugin {owner!r} would own tables {prefix}*, which belong to "
+                        f"{clash[0]!r} in this store"
+                    )
+                applied = mig.recorded(conn, owner)
+                todo = mig.pending(owner, applied, steps, self.location)
+                conn.execute("INSERT OR IGNORE INTO meta VALUES (?, 'prefix', ?)", (owner, prefix))
+                auth = Authorizer(owner, prefix, schema=True)
+                mig.apply(
+                    conn,
+                    owner,
+                    todo,
+                    len(applied),
+                    self._generation(conn),
+                    prefix,
+                    guard=lambda: authorized(conn, auth),
+                )
+
+            try:
+                self._transaction(work)
+            except StoreError as exc:
+                # One plugin's bad migration must not take the whole store down.
+                log.warning("store: plugin %s's tables are unavailable: %s", owner, exc.message)
+                self._broken[owner] = exc.message
+                continue
+            self._prefixes[owner] = prefix
+
+    def _declare_kinds(self) -> None:
+        def work(conn: sqlite3.Connection) -> None:
+            for kind in self._kinds.values():
+                row = conn.execute(
+                    "SELECT owner, schema_version FROM kinds WHERE name = ?", (kind.name,)
+                ).fetchone()
+                if row is not None and row[0] != kind.owner:
+                    self._broken.setdefault(
+                        kind.owner,
+                        f"kind {kind.name!r} belongs to plugin {row[0]!r} in this store, "
+                        f"not {kind.owner!r}",
+                    )
+                    continue
+                if row is not None and row[1] > kind.version:
+                    self._broken.setdefault(
+                        kind.owner,
+                        f"kind {kind.name!r} has records at schema version {row[1]}, newer "
+                        f"than {kind.owner!r} declares ({kind.version}); upgrade it",
+                    )
+                    continue
+                conn.execute(
+                    "INSERT INTO kinds VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE"
+                    " SET schema_version = excluded.schema_version",
+                    (kind.name, kind.owner, kind.version),
+                )
+                for name in kind.indexed:
+                    conn.execute(
+                        f'CREATE INDEX IF NOT EXISTS "{index_name(kind.name, name)}" ON records'
+                        f" ({field_expr(name)}, id) WHERE kind = '{kind.name}'"
+                    )
+
+        self._transaction(work)
+
+    # -- the write path and the read path --------------------------------------------------
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._writer is None:
+            raise StoreError(f"the store {self.path} is closed")
+        return self._writer
+
+    def _retrying(self, attempt: Callable[[], T]) -> T:
+        """Run `attempt`, waiting out another process's lock within a bound."""
+        deadline = time.monotonic() + self._busy_wait
+        delay = 0.005
+        while True:
+            try:
+                return attempt()
+            except sqlite3.OperationalError as exc:
+                if not _busy(exc):
+                    raise
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise StoreBusyError(
+                        f"the store {self.path} stayed locked by another process for "
+                        f"{self._busy_wait:g} s; nothing was written, try again"
+                    ) from None
+                if self._on_busy is not None:
+                    self._on_busy()
+                time.sleep(min(delay, left))
+                delay = min(delay * 2, 0.25)
+
+    def _transaction(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """One write transaction on the writer connection; the only way anything is written."""
+
+        def attempt() -> T:
+            conn = self._conn()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                result = work(conn)
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            return result
+
+        with self._write_lock:
+            return self._retrying(attempt)
+
+    def write(self, work: Callable[[sqlite3.Connection, int], T]) -> T:
+        """Run `work(conn, generation)` in one transaction that advances the generation."""
+
+        def advance(conn: sqlite3.Connection) -> T:
+            rows = conn.execute(
+                "UPDATE generation SET value = value + 1 RETURNING value"
+            ).fetchall()
+            return work(conn, int(rows[0][0]))
+
+        return self._transaction(advance)
+
+    def read(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run `work(conn)` in one read transaction: a consistent snapshot."""
+
+        def attempt() -> T:
+            if self._reader is None:
+                raise StoreError(f"the store {self.path} is closed")
+            conn = self._reader
+            conn.execute("BEGIN")
+            try:
+                return work(conn)
+            finally:
+                conn.execute("COMMIT")
+
+        with self._read_lock:
+            return self._retrying(attempt)
+
+    @staticmethod
+    def _generation(conn: sqlite3.Connection) -> int:
+        return int(conn.execute("SELECT value FROM generation").fetchone()[0])
+
+    # -- kinds ------------------------------------------------------------------------------
+
+    def kinds(self) -> dict[str, StoreKind]:
+        return dict(self._kinds)
+
+    def _kind(self, name: str) -> StoreKind:
+        kind = find_kind(self._kinds, name)
+        if kind.owner in self._broken:
+            raise StoreError(f"kind {name!r} is unavailable: {self._broken[kind.owner]}", kind=name)
+        return kind
+
+    # -- records ----------------------------------------------------------------------------
+
+    def put(self, kind: str, record: Mapping[str, Any], id: int | None = None) -> Written:
+        k = self._kind(kind)
+        if id is None:
+            body = _json(validate_record(k, record))
+
+            def insert(conn: sqlite3.Connection, gen: int) -> Written:
+                return Written(self._insert(conn, k, body, gen), gen)
+
+            return self.write(insert)
+        if not isinstance(record, Mapping):
+            validate_record(k, record)  # raises, naming the problem
+
+        def update(conn: sqlite3.Connection, gen: int) -> Written:
+            row = self._row(conn, k.name, id)
+            if row[5] is not None:
+                raise ClosedRecordError(k.name, id)
+            # The given fields replace the stored ones; null clears an optional field.
+            merged = {**json.loads(row[4]), **record}
+            body = _json(validate_record(k, merged))
+            conn.execute(
+                "INSERT INTO history (record, gen, op, body, schema_version, prev_gen)"
+                " VALUES (?, ?, 'update', ?, ?, ?)",
+                (id, gen, row[4], row[3], row[1]),
+            )
+            conn.execute(
+                "UPDATE records SET body = ?, gen = ?, schema_version = ? WHERE id = ?",
+                (body, gen, k.version, id),
+            )
+            return Written(id, gen)
+
+        return self.write(update)
+
+    def put_many(self, kind: str, records: Sequence[Mapping[str, Any]]) -> WrittenBatch:
+        """Insert `records` in one transaction (one generation): all of them or, if any is
+        invalid, none — the error names each bad record by its position."""
+        k = self._kind(kind)
+        bodies: list[str] = []
+        problems: list[str] = []
+        for i, record in enumerate(records):
+            try:
+                bodies.append(_json(validate_record(k, record, where=f"record [{i}]")))
+            except InvalidRecordError as exc:
+                problems.extend(exc.problems)
+        if problems:
+            raise InvalidRecordError(k.name, problems)
+
+        def insert(conn: sqlite3.Connection, gen: int) -> WrittenBatch:
+            ids = tuple(self._insert(conn, k, body, gen) for body in bodies)
+            return WrittenBatch(ids, gen)
+
+        return self.write(insert)
+
+    @staticmethod
+    def _insert(conn: sqlite3.Connection, kind: StoreKind, body: str, gen: int) -> int:
+        cur = conn.execute(
+            "INSERT INTO records (kind, schema_version, body, created_gen, gen)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (kind.name, kind.version, body, gen, gen),
+        )
+        return int(cur.lastrowid or 0)
+
+    @staticmethod
+    def _row(conn: sqlite3.Connection, kind: str, id: int) -> tuple[Any, ...]:
+        row = conn.execute(
+            f"SELECT {_COLUMNS} FROM records WHERE id = ? AND kind = ?", (id, kind)
+        ).fetchone()
+        if row is None:
+            raise UnknownRecordError(kind, id)
+        return tuple(row)
+
+    def get(self, kind: str, id: int) -> StoredRecord:
+        k = self._kind(kind)
+        return _stored(k.name, self.read(lambda conn: self._row(conn, k.name, id)))
+
+    def close_record(self, kind: str, id: int, reason: str | None = None) -> Written:
+        k = self._kind(kind)
+
+        def close(conn: sqlite3.Connection, gen: int) -> Written:
+            row = self._row(conn, k.name, id)
+            if row[5] is not None:
+                raise ClosedRecordError(k.name, id)
+            conn.execute(
+                "INSERT INTO history (record, gen, op, prev_gen, reason)"
+                " VALUES (?, ?, 'close', ?, ?)",
+                (id, gen, row[1], reason),
+            )
+            conn.execute(
+                "UPDATE records SET closed_gen = ?, close_reason = ?, gen = ? WHERE id = ?",
+                (gen, reason, gen, id),
+            )
+            return Written(id, gen)
+
+        return self.write(close)
+
+    def history(self, kind: str, id: int) -> list[HistoryEntry]:
+        k = self._kind(kind)
+
+        def work(conn: sqlite3.Connection) -> list[HistoryEntry]:
+            self._row(conn, k.name, id)
+            rows = conn.execute(
+                "SELECT gen, op, body, prev_gen, reason FROM history WHERE record = ? ORDER BY gen",
+                (id,),
+            ).fetchall()
+            return [
+                HistoryEntry(r[0], r[1], None if r[2] is None else json.loads(r[2]), r[3], r[4])
+                for r in rows
+            ]
+
+        return self.read(work)
+
+    def generation(self) -> int:
+        return self.read(self._generation)
+
+    def schema_versions(self) -> dict[str, int]:
+        rows = self.read(
+            lambda c: c.execute(
+                "SELECT owner, value FROM meta WHERE key = 'schema_version' ORDER BY owner"
+            ).fetchall()
+        )
+        return {str(owner): int(value) for owner, value in rows}
+
+    # -- queries ----------------------------------------------------------------------------
+
+    def query(
+        self,
+        kind: str,
+        where: Mapping[str, Any] | None = None,
+        order_by: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+        include_closed: bool = False,
+    ) -> Page:
+        k = self._kind(kind)
+        spec = parse_query(k, where, order_by, include_closed)
+        limit = max(1, min(limit, MAX_LIMIT))
+        after = decode_cursor(self._secret, spec, cursor) if cursor else None
+        sql, params = self._compile(k, spec, after, limit + 1)
+
+        def work(conn: sqlite3.Connection) -> tuple[int, list[Any]]:
+            return self._generation(conn), conn.execute(sql, params).fetchall()
+
+        generation, rows = self.read(work)
+        more = len(rows) > limit
+        rows = rows[:limit]
+        records = [_stored(k.name, tuple(r[:7])) for r in rows]
+        next_cursor = encode_cursor(self._secret, spec, rows[-1][7], rows[-1][0]) if more else None
+        return Page(k.name, records, next_cursor, generation)
+
+    def explain(
+        self,
+        kind: str,
+        where: Mapping[str, Any] | None = None,
+        order_by: str | None = None,
+        cursor: str | None = None,
+        include_closed: bool = False,
+    ) -> list[str]:
+        """The query plan (EXPLAIN QUERY PLAN details) `query` would use; for tests and tuning."""
+        k = self._kind(kind)
+        spec = parse_query(k, where, order_by, include_closed)
+        after = decode_cursor(self._secret, spec, cursor) if cursor else None
+        sql, params = self._compile(k, spec, after, 51)
+        rows = self.read(lambda c: c.execute(f"EXPLAIN QUERY PLAN {sql}", params).fetchall())
+        return [str(r[3]) for r in rows]
+
+    def _index(self, kind: StoreKind, spec: QuerySpec) -> str:
+        """The index a query uses, chosen by rule rather than by statistics: the sort field's,
+        else the first indexed field tested for equality or `in`, else for a range, else the
+        kind's (kind, id) index."""
+        if spec.order_field in kind.indexed:
+            return index_name(kind.name, spec.order_field)
+        for ops in (("=", "in"), ("<", "<=", ">", ">=")):
+            for c in spec.conditions:
+                if c.field in kind.indexed and c.op in ops and c.value is not None:
+                    return index_name(kind.name, c.field)
+        return "records_kind_id"
+
+    def _compile(
+        self, kind: StoreKind, spec: QuerySpec, after: tuple[Any, int] | None, limit: int
+    ) -> tuple[str, list[Any]]:
+        base = [f"kind = '{kind.name}'"]  # a literal, so the kind's partial indexes apply
+        params: list[Any] = []
+        if not spec.include_closed:
+            base.append("closed_gen IS NULL")
+        for c in spec.conditions:
+            sql, values = _condition_sql(c)
+            base.append(sql)
+            params += values
+        expr = field_expr(spec.order_field)
+        d = "DESC" if spec.descending else "ASC"
+        order = f"ORDER BY id {d}" if spec.order_field == "id" else f"ORDER BY ov {d}, id {d}"
+        index = self._index(kind, spec)
+        select = f'SELECT {_COLUMNS}, {expr} AS ov FROM records INDEXED BY "{index}" WHERE '
+        segments = _after(spec, after)
+        parts: list[str] = []
+        args: list[Any] = []
+        for cond, values, one_value in segments:
+            where = " AND ".join(base + ([cond] if cond else []))
+            seg_order = f"ORDER BY id {d}" if one_value else order
+            parts.append(f"SELECT * FROM ({select}{where} {seg_order} LIMIT ?)")
+            args += [*params, *values, limit]
+        if len(parts) == 1:
+            return parts[0], args
+        return " UNION ALL ".join(parts) + f" {order} LIMIT ?", [*args, limit]
+
+    # -- slices and shutdown ----------------------------------------------------------------
+
+    def slice(self, owner: str) -> SQLiteSlice:
+        if owner == CORE_OWNER:
+            raise StoreAccessError(owner, "the core's tables are not reachable through a slice")
+        if owner in self._broken:
+            raise StoreError(f"the tables of {owner!r} are unavailable: {self._broken[owner]}")
+        prefix = self._prefixes.get(owner)
+        if prefix is None:
+            raise StoreAccessError(
+                owner, "it declared no StoreMigration, so it has no tables in this store"
+            )
+        return SQLiteSlice(self, owner, prefix)
+
+    def close(self) -> None:
+        """Close both connections (the writer last, so SQLite checkpoints the WAL)."""
+        with self._read_lock:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
+        with self._write_lock:
+            if self._writer is not None:
+                try:
+                    self._writer.execute("PRAGMA optimize")
+                except sqlite3.Error as exc:  # a busy file must not stop a shutdown
+                    log.debug("store %s: PRAGMA optimize skipped: %s", self.path, exc)
+                self._writer.close()
+                self._writer = None
+
+
+def _stored(kind: str, row: tuple[Any, ...]) -> StoredRecord:
+    return StoredRecord(
+        id=row[0],
+        kind=kind,
+        record=json.loads(row[4]),
+        gen=row[1],
+        created_gen=row[2],
+        schema_version=row[3],
+        closed_gen=row[5],
+        close_reason=row[6],
+    )
+
+
+def _condition_sql(c: Condition) -> tuple[str, list[Any]]:
+    expr = field_expr(c.field)
+    if c.op == "=":
+        return (f"{expr} IS NULL", []) if c.value is None else (f"{expr} = ?", [c.value])
+    if c.op == "in":
+        values = [v for v in c.value if v is not None]
+        test = f"{expr} IN ({', '.join('?' * len(values))})" if values else "0"
+        if len(values) < len(c.value):
+            test = f"({test} OR {expr} IS NULL)"
+        return test, values
+    if c.op == "contains":
+        escaped = c.value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        return f"{expr} LIKE ? ESCAPE '\\'", [f"%{escaped}%"]
+    return f"{expr} {c.op} ?", [c.value]
+
+
+def _after(spec: QuerySpec, after: tuple[Any, int] | None) -> list[tuple[str, list[Any], bool]]:
+    """The page after (value, id) as segments, each one index seek, in sort order; the flag
+    says the segment holds one value (so it is ordered by id alone).
+
+    SQLite seeks an index on `x = ? AND id > ?` and on `x > ?`, but a row value
+    `(x, id) > (?, ?)` on an expression only on `x`, so the keyset condition is split: the rest
+    of the last value's group, then the values after it. NULLs sort first ascending and last
+    descending, as SQLite orders them.
+    """
+    if after is None:
+        return [("", [], False)]
+    value, last_id = after
+    if spec.order_field == "id":
+        return [(f"id {'<' if spec.descending else '>'} ?", [last_id], False)]
+    x = field_expr(spec.order_field)
+    if not spec.descending:
+        if value is None:
+            return [(f"{x} IS NULL AND id > ?", [last_id], True), (f"{x} IS NOT NULL", [], False)]
+        return [(f"{x} = ? AND id > ?", [value, last_id], True), (f"{x} > ?", [value], False)]
+    if value is None:
+        return [(f"{x} IS NULL AND id < ?", [last_id], True)]
+    return [
+        (f"{x} = ? AND id < ?", [value, last_id], True),
+        (f"{x} < ?", [value], False),
+        (f"{x} IS NULL", [], True),
+    ]
