@@ -117,3 +117,102 @@ def test_console_script_runs_as_a_real_process(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0
     assert proc.stdout.startswith("prixfixe, version ")
+
+
+def test_store_kinds_lists_each_kind_with_fields_and_json_has_schemas() -> None:
+    code, out, _ = run("store", "kinds")
+    assert code == 0
+    for name in ("reminder", "deadline", "countdown"):
+        assert name in out
+    assert "recurrence?:" in out
+    assert "daily|weekdays|weekly|monthly|yearly" in out
+    code, out, _ = run("store", "kinds", "deadline", "--json")
+    (kind,) = json.loads(out)["kinds"]
+    assert kind["schema"]["required"] == ["label", "date"]
+
+
+def test_store_put_query_and_close_from_the_command_line(tmp_path: Path) -> None:
+    code, out, _ = run(
+        "store", "put", "reminder", "--field", "text=123 go", "--field", "due=2026-12-01"
+    )
+    assert (code, out) == (0, "Created reminder 1 (store generation 1).\n")
+    code, out, _ = run(
+        "store",
+        "put",
+        "countdown",
+        "--json",
+        '{"label": "trip", "start": "2026-07-01", "end": "2026-07-20"}',
+        "--field",
+        'work_days=["mon", "fri"]',
+    )
+    assert code == 0
+    code, out, _ = run(
+        "store",
+        "put",
+        "deadline",
+        "--json",
+        '[{"label": "taxes", "date": "2026-04-30"}, {"label": "visa", "date": "2026-03-01"}]',
+    )
+    assert out == "Created 2 deadline records (ids 3..4, store generation 3).\n"
+    code, out, _ = run("store", "put", "reminder", "--id", "1", "--field", "recurrence=yearly")
+    assert out == "Updated reminder 1 (store generation 4).\n"
+    code, out, _ = run("store", "close", "deadline", "3", "--reason", "filed")
+    assert out == "Closed deadline 3 (store generation 5).\n"
+
+    code, out, _ = run("store", "query", "deadline", "--order-by", "date", "--json")
+    data = json.loads(out)
+    assert [r["record"]["label"] for r in data["records"]] == ["visa"]
+    code, out, _ = run(
+        "store", "query", "deadline", "--include-closed", "--limit", "1", "--order-by", "-date"
+    )
+    assert "taxes" in out
+    assert "yes: filed" in out
+    assert "More: --cursor " in out
+    cursor = out.split("More: --cursor ")[1].split()[0]
+    code, out, _ = run(
+        "store", "query", "deadline", "--include-closed", "--order-by", "-date", "--cursor", cursor
+    )
+    assert "visa" in out
+    assert "taxes" not in out
+    code, out, _ = run("store", "query", "reminder", "--where", '{"text": {"contains": "123"}}')
+    assert "123 go" in out
+    countdown = json.loads(run("store", "query", "countdown", "--json")[1])["records"][0]
+    assert countdown["record"]["work_days"] == ["mon", "fri"]
+
+
+def test_store_commands_fail_with_one_clear_line() -> None:
+    cases = [
+        (["store", "put", "remindr", "--field", "text=x"], "unknown kind 'remindr'"),
+        (["store", "put", "reminder", "--field", "text=x"], "missing field 'due'"),
+        (["store", "put", "reminder", "--json", "{oops"], "not valid JSON"),
+        (["store", "query", "reminder", "--where", '{"colour": 1}'], "unknown field 'colour'"),
+        (["store", "query", "reminder", "--cursor", "nope"], "malformed cursor"),
+        (["store", "close", "reminder", "99"], "no reminder record with id 99"),
+        (
+            ["store", "put", "deadline", "--json", '[{"label": "a", "date": "x"}]'],
+            "record [0] field 'date'",
+        ),
+    ]
+    for args, expected in cases:
+        code, out, err = run(*args)
+        assert code != 0, args
+        assert expected in err, (args, err)
+        assert "Traceback" not in err
+    code, out, _ = run("store", "query", "reminder", "--json")
+    assert json.loads(out)["generation"] == 0, "nothing was written by the failures"
+
+
+def test_a_store_from_a_newer_version_is_refused_by_the_cli_without_traceback(
+    tmp_path: Path,
+) -> None:
+    from prixfixe.kinds import StoreMigration
+    from prixfixe.store.migrations import CORE_MIGRATIONS
+    from prixfixe.store.sqlite import SQLiteStore
+
+    home = tmp_path / "future-home"
+    future = StoreMigration(name="0003_future", statements=("CREATE TABLE future (x)",))
+    SQLiteStore.open(home / "store.sqlite3", {}, core_migrations=(*CORE_MIGRATIONS, future)).close()
+    code, _, err = run("store", "query", "reminder", env={"PRIXFIXE_HOME": str(home)})
+    assert code == 1
+    assert "has schema version 3 for 'core'" in err
+    assert "Traceback" not in err

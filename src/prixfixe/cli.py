@@ -302,5 +302,200 @@ def tools_list(show_all: bool, as_json: bool) -> None:
     _console().print(table)
 
 
+@cli.group()
+def store() -> None:
+    """Records in the store (reminders, deadlines, ...), as the store tools see them."""
+
+
+def _store_call(name: str, arguments: dict[str, Any]) -> Any:
+    """Run one store tool through the same path an agent's call takes, then close the store."""
+    app = _app()
+    try:
+        return _call(app, name, arguments).structured_content
+    finally:
+        app.close_store()
+
+
+@store.command("kinds")
+@click.argument("kind", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print kinds and schemas as JSON.")
+@friendly
+def store_kinds(kind: str | None, as_json: bool) -> None:
+    """List record kinds (or show KIND) with fields, version and owner."""
+    from rich.table import Table
+
+    data = _store_call("store_kinds", {"kind": kind} if kind else {})
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    table = Table("kind", "version", "fields", "indexed", "owner", "description")
+    for k in data["kinds"]:
+        props = k["schema"]["properties"]
+        required = set(k["schema"].get("required", []))
+        fields = ", ".join(
+            f"{n}{'' if n in required else '?'}: {_type(p)}" for n, p in props.items()
+        )
+        table.add_row(
+            k["name"],
+            str(k["version"]),
+            _escape(fields),
+            ", ".join(k["indexed"]),
+            _escape(k["owner"]),
+            _escape(k["description"]),
+        )
+    _console().print(table)
+
+
+def _type(prop: dict[str, Any]) -> str:
+    if "anyOf" in prop:
+        return "|".join(_type(p) for p in prop["anyOf"] if p.get("type") != "null")
+    if "enum" in prop:
+        return "|".join(str(v) for v in prop["enum"] if v is not None)
+    kind = prop.get("type", "any")
+    text = "|".join(t for t in kind if t != "null") if isinstance(kind, list) else str(kind)
+    return f"{text} ({prop['format']})" if "format" in prop else text
+
+
+def _field_values(app: Any, kind: str, pairs: tuple[str, ...]) -> dict[str, Any]:
+    """`--field k=v`: text fields take v as it is; other fields read v as JSON when it parses
+    (numbers, true, null, ["mon","tue"]), else as text (dates: 2026-12-01)."""
+    from prixfixe.store.fields import field_types
+
+    declared = app.registry.kinds.get(kind)
+    types_ = field_types(declared.model) if declared is not None else {}
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        name, sep, raw = pair.partition("=")
+        if not sep or not name:
+            raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--field")
+        if types_.get(name) == "text":
+            out[name] = raw
+            continue
+        try:
+            out[name] = json.loads(raw)
+        except ValueError:
+            out[name] = raw
+    return out
+
+
+@store.command("put")
+@click.argument("kind")
+@click.option(
+    "--json",
+    "record_json",
+    metavar="JSON",
+    help="The record as a JSON object (or an array: all put in one transaction).",
+)
+@click.option("--field", "fields", multiple=True, metavar="KEY=VALUE", help="One field; repeat.")
+@click.option("--id", "record_id", type=int, default=None, help="Update this record.")
+@friendly
+def store_put(
+    kind: str, record_json: str | None, fields: tuple[str, ...], record_id: int | None
+) -> None:
+    """Create a KIND record (or update one with --id) from --json and/or --field."""
+    app = _app()
+    try:
+        record: Any = {}
+        if record_json is not None:
+            try:
+                record = json.loads(record_json)
+            except ValueError as exc:
+                raise click.BadParameter(f"not valid JSON: {exc}", param_hint="--json") from None
+        extra = _field_values(app, kind, fields)
+        if isinstance(record, list):
+            if extra or record_id is not None:
+                raise click.UsageError("a JSON array cannot be combined with --field or --id")
+            batch = app.store.put_many(kind, record)
+            span = f"ids {batch.ids[0]}..{batch.ids[-1]}, " if batch.ids else ""
+            click.echo(
+                f"Created {len(batch.ids)} {kind} records ({span}"
+                f"store generation {batch.generation})."
+            )
+            return
+        if not isinstance(record, dict):
+            raise click.BadParameter("expected a JSON object or array", param_hint="--json")
+        if not record and not extra:
+            raise click.UsageError("give the record with --json or --field")
+        arguments: dict[str, Any] = {"kind": kind, "record": {**record, **extra}}
+        if record_id is not None:
+            arguments["id"] = record_id
+        result = _call(app, "store_put", arguments)
+        click.echo(result.content[0].text)
+    finally:
+        app.close_store()
+
+
+@store.command("query")
+@click.argument("kind")
+@click.option("--where", metavar="JSON", help='A filter, e.g. \'{"due": {"<=": "2026-12-01"}}\'.')
+@click.option("--order-by", metavar="FIELD", help="Sort by FIELD; -FIELD for descending.")
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 500))
+@click.option("--cursor", help="Continue after a previous page (its next_cursor).")
+@click.option("--include-closed", is_flag=True, help="Also show closed records.")
+@click.option("--json", "as_json", is_flag=True, help="Print the structured result as JSON.")
+@friendly
+def store_query(
+    kind: str,
+    where: str | None,
+    order_by: str | None,
+    limit: int,
+    cursor: str | None,
+    include_closed: bool,
+    as_json: bool,
+) -> None:
+    """List KIND records, filtered and sorted, a page at a time."""
+    from rich.table import Table
+
+    arguments: dict[str, Any] = {"kind": kind, "limit": limit, "include_closed": include_closed}
+    if where is not None:
+        try:
+            arguments["where"] = json.loads(where)
+        except ValueError as exc:
+            raise click.BadParameter(f"not valid JSON: {exc}", param_hint="--where") from None
+    if order_by:
+        arguments["order_by"] = order_by
+    if cursor:
+        arguments["cursor"] = cursor
+    data = _store_call("store_query", arguments)
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    names: list[str] = []
+    for r in data["records"]:
+        names += [n for n in r["record"] if n not in names]
+    table = Table("id", *names, "closed", title=f"{kind} (store generation {data['generation']})")
+    for r in data["records"]:
+        cells = [_cell(r["record"].get(n)) for n in names]
+        closed = "" if not r["closed"] else f"yes{': ' + r['reason'] if r['reason'] else ''}"
+        table.add_row(str(r["id"]), *cells, _escape(closed))
+    out = _console()
+    out.print(table)
+    if data["next_cursor"]:
+        out.print(f"More: --cursor {data['next_cursor']}", markup=False)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    return _escape(value if isinstance(value, str) else json.dumps(value))
+
+
+@store.command("close")
+@click.argument("kind")
+@click.argument("record_id", metavar="ID", type=int)
+@click.option("--reason", help="Why (done, cancelled, ...).")
+@friendly
+def store_close(kind: str, record_id: int, reason: str | None) -> None:
+    """Close KIND record ID: kept with its history, left out of queries."""
+    arguments: dict[str, Any] = {"kind": kind, "id": record_id}
+    if reason:
+        arguments["reason"] = reason
+    app = _app()
+    try:
+        click.echo(_call(app, "store_close", arguments).content[0].text)
+    finally:
+        app.close_store()
+
+
 def main() -> None:
     cli()

@@ -38,15 +38,19 @@ def decode_cursor(secret: bytes, spec: QuerySpec, cursor: str) -> tuple[Any, int
         raise InvalidCursorError(spec.kind, "malformed cursor (pass next_cursor unchanged)")
     body, mac = cursor.split(".")
     try:
-        payload = _unb64(body)
-        given = _unb64(mac)
-        data = json.loads(payload)
+        payload, given = _unb64(body), _unb64(mac)
     except (binascii.Error, ValueError):
         raise InvalidCursorError(
             spec.kind, "malformed cursor (pass next_cursor unchanged)"
         ) from None
     if not hmac.compare_digest(given, _mac(secret, payload)):
-        raise InvalidCursorError(spec.kind, "this cursor was not issued by this store")
+        raise InvalidCursorError(
+            spec.kind, "this cursor was not issued by this store (or it was altered)"
+        )
+    try:
+        data = json.loads(payload)
+    except ValueError:  # pragma: no cover - a signed payload is always JSON
+        raise InvalidCursorError(spec.kind, "malformed cursor") from None
     if not isinstance(data, dict) or not {"k", "q", "v", "i"} <= data.keys():
         raise InvalidCursorError(spec.kind, "malformed cursor (pass next_cursor unchanged)")
     if data["k"] != spec.kind:

@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 
-from prixfixe.errors import MigrationError, StoreVersionError
+from prixfixe.errors import MigrationError, StoreError, StoreVersionError
 from prixfixe.kinds import StoreMigration
 from prixfixe.store.api import CORE_OWNER
 
@@ -115,9 +115,10 @@ def apply(
             try:
                 with guard():
                     conn.execute(statement.replace("{prefix}", prefix))
-            except sqlite3.Error as exc:
+            except (sqlite3.Error, StoreError) as exc:
+                detail = exc.message if isinstance(exc, StoreError) else str(exc)
                 raise MigrationError(
-                    f"migration {step.name!r} of {owner!r} failed: {exc}",
+                    f"migration {step.name!r} of {owner!r} failed: {detail}",
                     owner=owner,
                     migration=step.name,
                 ) from exc

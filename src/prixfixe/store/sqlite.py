@@ -162,7 +162,9 @@ class SQLiteStore:
 
     def _preflight(self, core: tuple[StoreMigration, ...]) -> None:
         """Read-only checks before any write: is it a store, and not from a newer version?"""
-        uri = f"{self.path.resolve().as_uri()}?mode=ro"
+        # immutable: read the main file as it is, creating no -wal/-shm beside a file we may
+        # refuse. A live WAL is not read, so the check repeats under the write lock.
+        uri = f"{self.path.resolve().as_uri()}?mode=ro&immutable=1"
         try:
             conn = sqlite3.connect(uri, uri=True, timeout=SQLITE_BUSY_TIMEOUT_S)
         except sqlite3.Error as exc:
