@@ -115,3 +115,11 @@ def test_unexposed_facet_is_reachable_but_denied_is_not(make_app: AppFactory) ->
     assert app.exposure.listed("weather") is False
     assert app.exposure.reachable("weather") is True
     assert app.exposure.reachable("archive") is False
+
+
+def test_the_store_lives_in_prixfixe_home_else_the_user_data_dir(tmp_path: Path) -> None:
+    from prixfixe.config import home_dir
+
+    assert home_dir({"PRIXFIXE_HOME": str(tmp_path / "h")}) == tmp_path / "h"
+    # The isolated fixture points XDG_DATA_HOME into tmp_path.
+    assert home_dir({}) == tmp_path / "xdg-data" / "prixfixe"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 import types
@@ -72,7 +73,7 @@ def test_documented_environment_variables_are_read_by_the_code() -> None:
 
 
 def test_the_plugin_example_registers_and_runs() -> None:
-    (code,) = _blocks(ROOT / "docs" / "plugins.md", "python")
+    code, _ = _blocks(ROOT / "docs" / "plugins.md", "python")
     module = types.ModuleType("docs_example_plugin")
     exec(compile(code, "docs/plugins.md", "exec"), module.__dict__)
     app = App.build(env={}, extra_plugins=[module])
@@ -95,3 +96,44 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert "<!-- test-command -->" in ci
     readme = (ROOT / "README.md").read_text()
     assert "<!-- test-command -->\n```sh\n" in readme
+
+
+def test_the_store_plugin_example_adds_a_kind_and_its_own_table(tmp_path: Path) -> None:
+    _, code = _blocks(ROOT / "docs" / "plugins.md", "python")
+    module = types.ModuleType("docs_store_plugin")
+    # dont_inherit: this file's `from __future__ import annotations` must not leak into the
+    # example, whose annotations pydantic resolves at class creation.
+    exec(compile(code, "docs/plugins.md", "exec", dont_inherit=True), module.__dict__)
+    app = App.build(env={"PRIXFIXE_HOME": str(tmp_path / "home")}, extra_plugins=[module])
+
+    async def scenario() -> dict[str, object] | None:
+        async with Client(build_server(app), mode="legacy") as client:
+            put = await client.call_tool(
+                "store_put",
+                {"kind": "reading", "record": {"city": "Lisbon", "day": "2026-07-01", "high": 31}},
+            )
+            assert put.is_error is False
+            found = await client.call_tool(
+                "store_query", {"kind": "reading", "where": {"day": {">=": "2026-07-01"}}}
+            )
+            return found.structured_content
+
+    data = anyio.run(scenario)
+    assert data is not None
+    assert data["records"][0]["record"] == {"city": "Lisbon", "day": "2026-07-01", "high": 31.0}  # type: ignore[index]
+    own = App.build(env={"PRIXFIXE_HOME": str(tmp_path / "home")}, extra_plugins=[module])
+    try:
+        rows = own.store.slice("docs_store_plugin").query("SELECT count(*) FROM {prefix}stations")
+    finally:
+        own.close_store()
+    assert rows == [(0,)]
+
+
+def test_store_doc_filter_example_is_valid_for_reminders(tmp_path: Path) -> None:
+    (example,) = _blocks(ROOT / "docs" / "store.md", "json")
+    app = App.build(env={"PRIXFIXE_HOME": str(tmp_path / "home")})
+    try:
+        page = app.store.query("reminder", where=json.loads(example))
+    finally:
+        app.close_store()
+    assert page.records == []

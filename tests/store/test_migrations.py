@@ -145,3 +145,16 @@ def test_a_file_that_is_not_a_store_is_refused_by_name(tmp_path: Path) -> None:
         conn.execute("CREATE TABLE customers (id)")
     with pytest.raises(StoreError, match="not a prixfixe store"):
         SQLiteStore.open(other, KINDS)
+
+
+def test_a_kind_stays_with_the_plugin_that_first_stored_it(open_store: StoreFactory) -> None:
+    from dataclasses import replace
+
+    first = open_store()
+    first.put("reminder", {"text": "mine", "due": "2026-01-01"})
+    first.close()
+    usurped = {**KINDS, "reminder": replace(KINDS["reminder"], owner="other_plugin")}
+    store = open_store(usurped)
+    with pytest.raises(StoreError, match="kind 'reminder' belongs to plugin 'prixfixe"):
+        store.query("reminder")
+    assert store.query("deadline").records == []

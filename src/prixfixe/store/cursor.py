@@ -49,7 +49,7 @@ def decode_cursor(secret: bytes, spec: QuerySpec, cursor: str) -> tuple[Any, int
         )
     try:
         data = json.loads(payload)
-    except ValueError:  # pragma: no cover - a signed payload is always JSON
+    except ValueError:  # a signed payload is always JSON; this is defence in depth
         raise InvalidCursorError(spec.kind, "malformed cursor") from None
     if not isinstance(data, dict) or not {"k", "q", "v", "i"} <= data.keys():
         raise InvalidCursorError(spec.kind, "malformed cursor (pass next_cursor unchanged)")

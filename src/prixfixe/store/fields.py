@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import types
+from functools import lru_cache
 from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
@@ -51,8 +52,10 @@ def field_type(annotation: Any) -> FieldType:
     return "other"
 
 
+@lru_cache(maxsize=256)
 def field_types(model: type[BaseModel]) -> dict[str, FieldType]:
-    """Each field of `model` and what it holds."""
+    """Each field of `model` and what it holds (cached: a model's fields do not change; do not
+    mutate the result)."""
     return {name: field_type(info.annotation) for name, info in model.model_fields.items()}
 
 

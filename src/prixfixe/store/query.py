@@ -20,6 +20,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal, get_args
 
 from pydantic import TypeAdapter, ValidationError
@@ -169,8 +170,13 @@ def _condition(
 _BAD = object()
 
 
+@lru_cache(maxsize=512)
+def _adapter(annotation: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(annotation)
+
+
 def _normalise(annotation: Any, value: Any, where: str, problems: list[str]) -> Any:
-    adapter: TypeAdapter[Any] = TypeAdapter(annotation)
+    adapter = _adapter(annotation)
     try:
         return adapter.dump_python(adapter.validate_python(value), mode="json")
     except ValidationError as exc:

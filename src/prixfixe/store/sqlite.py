@@ -413,8 +413,24 @@ class SQLiteStore:
             raise InvalidRecordError(k.name, problems)
 
         def insert(conn: sqlite3.Connection, gen: int) -> WrittenBatch:
-            ids = tuple(self._insert(conn, k, body, gen) for body in bodies)
-            return WrittenBatch(ids, gen)
+            if not bodies:
+                return WrittenBatch((), gen)
+            conn.executemany(
+                "INSERT INTO records (kind, schema_version, body, created_gen, gen)"
+                " VALUES (?, ?, ?, ?, ?)",
+                [(k.name, k.version, body, gen, gen) for body in bodies],
+            )
+            # Rowids are max + 1: records are never deleted and this transaction holds the
+            # write lock, so the batch's ids are consecutive. Checked, not assumed.
+            last = int(conn.execute("SELECT last_insert_rowid()").fetchone()[0])
+            first = last - len(bodies) + 1
+            mine = conn.execute(
+                "SELECT count(*) FROM records WHERE id BETWEEN ? AND ? AND created_gen = ?",
+                (first, last, gen),
+            ).fetchone()[0]
+            if mine != len(bodies):  # would mean rowids were reused
+                raise StoreError(f"batch ids of {k.name} are not consecutive; nothing written")
+            return WrittenBatch(tuple(range(first, last + 1)), gen)
 
         return self.write(insert)
 
