@@ -368,3 +368,16 @@ def test_a_plugin_with_an_invalid_or_clashing_kind_registers_nothing(
         "registered by plugin 'prixfixe.default_plugins.store'"
     )
     assert app.registry.kinds["reminder"].owner == "prixfixe.default_plugins.store"
+
+
+def test_a_kind_may_not_use_the_store_s_own_field_names() -> None:
+    from prixfixe.errors import RegistryError
+    from prixfixe.registry import Registry
+
+    class WithId(BaseModel):
+        id: int
+
+    with pytest.raises(RegistryError, match="field name 'id' is reserved"):
+        Registry().add_plugin(
+            "p", kinds=[StoreKind(name="thing", description="d", model=WithId, version=1)]
+        )

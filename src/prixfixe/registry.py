@@ -240,6 +240,10 @@ def _check_kind(kind: StoreKind, owner: str) -> None:
     for name in types_:
         if not FIELD_NAME_PATTERN.match(name):
             raise RegistryError(f"{where}: field name {name!r} is not an identifier")
+        if name in ("id", "gen"):
+            raise RegistryError(
+                f"{where}: field name {name!r} is reserved (the store's record id and generation)"
+            )
     for name in kind.indexed:
         if name not in types_:
             raise RegistryError(

@@ -138,7 +138,11 @@ def test_the_last_page_has_no_cursor_and_a_page_reports_the_generation(
 @pytest.mark.parametrize(
     ("where", "order_by", "expected"),
     [
-        ({"colour": "red"}, None, "where: unknown field 'colour' (fields: text, due, recurrence)"),
+        (
+            {"colour": "red"},
+            None,
+            "where: unknown field 'colour' (fields: text, due, recurrence, id, gen)",
+        ),
         ({"dew": "2026-01-01"}, None, "unknown field 'dew'; did you mean 'due'?"),
         ({"due": {"=<": "2026-01-01"}}, None, "where.due: unknown operator '=<'"),
         ({"due": {"<": "tomorrow"}}, None, "where.due.<: input should be a valid date"),
@@ -257,3 +261,18 @@ def test_queries_on_an_indexed_field_use_its_index_at_every_page(
         assert any(line.startswith("SEARCH records") for line in plan) or name == "sorted", plan
     by_id_page_2 = store.explain("reminder", cursor=_cursor(store))
     assert any("records_kind_id (kind=? AND id>?)" in line for line in by_id_page_2), by_id_page_2
+
+
+def test_id_and_gen_are_testable_so_changes_since_a_generation_can_be_listed(
+    store: SQLiteStore,
+) -> None:
+    ids = _reminders(store, 6)
+    mark = store.generation()
+    store.put("reminder", {"text": "changed"}, id=ids[2])
+    store.close_record("reminder", ids[4])
+    new = store.put("reminder", {"text": "new", "due": "2026-05-05"})
+    changed = store.query("reminder", where={"gen": {">": mark}}, include_closed=True)
+    assert [r.id for r in changed.records] == [ids[2], ids[4], new.id]
+    assert _ids(store, where={"id": {"in": [ids[0], ids[5]]}}) == [ids[0], ids[5]]
+    assert _ids(store, order_by="-gen")[:2] == [new.id, ids[2]]
+    assert _all_pages(store, 2, order_by="gen") == _ids(store, order_by="gen")

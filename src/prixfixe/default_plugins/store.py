@@ -249,6 +249,8 @@ FILTER_HELP = (
     'where is a JSON object; all keys must hold. {"f": v} is equality (null: missing); '
     '{"f": {op: v, ...}} with ops ' + ", ".join(OPERATORS) + ". <, <=, >, >= compare text, "
     "numbers and dates (YYYY-MM-DD); in takes a list; contains is case-insensitive text. "
+    "Every record also has id and gen (generation of its last change): "
+    '{"gen": {">": 41}} is what changed since generation 41. '
     "order_by names a field (-field descending; default id). Pages: pass next_cursor back "
     "unchanged with the same kind, where and order_by; it stays valid as records are added."
 )

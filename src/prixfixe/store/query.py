@@ -29,6 +29,11 @@ from prixfixe.errors import InvalidFilterError
 from prixfixe.kinds import StoreKind
 from prixfixe.store.fields import FieldType, field_types
 
+#: What the store tracks about every record, testable and sortable like fields: the id and the
+#: generation of its last change (`{"gen": {">": 41}}`: changed since generation 41). Kinds
+#: may not use these names for fields.
+RECORD_COLUMNS: dict[str, Any] = {"id": int, "gen": int}
+
 Op = Literal["=", "<", "<=", ">", ">=", "in", "contains"]
 OPERATORS: tuple[str, ...] = get_args(Op)
 _ORDERED = frozenset({"text", "number", "date", "datetime"})
@@ -76,7 +81,7 @@ def parse_query(
     include_closed: bool,
 ) -> QuerySpec:
     """Check `where` and `order_by` against the kind; raise naming every problem at once."""
-    types_ = field_types(kind.model)
+    types_: dict[str, FieldType] = {**field_types(kind.model), "id": "number", "gen": "number"}
     problems: list[str] = []
     conditions: list[Condition] = []
     if where is not None and not isinstance(where, Mapping):
@@ -106,7 +111,7 @@ def parse_query(
     if order_by is not None:
         descending = order_by.startswith("-")
         order_field = order_by.removeprefix("-").strip()
-        if order_field != "id":
+        if order_field not in RECORD_COLUMNS:
             if order_field not in types_:
                 problems.append(_unknown_field(order_field, types_, "order_by"))
             elif types_[order_field] == "other":
@@ -146,7 +151,7 @@ def _condition(
     if op in ("<", "<=", ">", ">=") and ftype not in _ORDERED:
         problems.append(f"{where}: {op} compares text, numbers and dates; {name!r} is {ftype}")
         return
-    annotation = kind.model.model_fields[name].annotation
+    annotation = RECORD_COLUMNS.get(name) or kind.model.model_fields[name].annotation
     if op == "in":
         if not isinstance(operand, list) or not operand or len(operand) > MAX_IN:
             problems.append(

@@ -42,7 +42,7 @@ from prixfixe.store.api import (
     WrittenBatch,
 )
 from prixfixe.store.cursor import decode_cursor, encode_cursor
-from prixfixe.store.query import Condition, QuerySpec, parse_query
+from prixfixe.store.query import RECORD_COLUMNS, Condition, QuerySpec, parse_query
 from prixfixe.store.records import find_kind, validate_record
 from prixfixe.store.slices import Authorizer, SQLiteSlice, authorized
 
@@ -66,7 +66,7 @@ def _json(data: Any) -> str:
 
 def field_expr(field: str) -> str:
     """The SQL expression for a record field (names are checked identifiers at registration)."""
-    return "id" if field == "id" else f"json_extract(body, '$.{field}')"
+    return field if field in RECORD_COLUMNS else f"json_extract(body, '$.{field}')"
 
 
 def index_name(kind: str, field: str) -> str:
