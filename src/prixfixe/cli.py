@@ -15,6 +15,7 @@ import click
 
 from prixfixe import __version__
 from prixfixe.errors import ConfigError, PrixfixeError
+from prixfixe.store import STORE_FILENAME
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -121,6 +122,12 @@ def doctor_report(app: Any) -> dict[str, Any]:
             "deny_source": app.exposure.deny_source,
         },
         "plugins": [{"name": p.name, "origin": p.origin, "status": p.status} for p in app.plugins],
+        # Where the store is, without opening it: doctor must not create or migrate it.
+        "store": {
+            "path": str(app.home / STORE_FILENAME),
+            "exists": (app.home / STORE_FILENAME).is_file(),
+            "kinds": list(app.registry.kinds),
+        },
         "tools_list": {
             "tools": len(app.listed_tools()),
             "budget": DEFAULT_TOOL_BUDGET,
@@ -176,6 +183,9 @@ def doctor(as_json: bool) -> None:
             _escape(p["name"]), _escape(p["origin"]), f"[{colour}]{_escape(p['status'])}[/]"
         )
     out.print(plugins)
+    st = report["store"]
+    state = "exists" if st["exists"] else "not created yet (made on first write)"
+    out.print(f"\n[bold]Store[/]: {_escape(st['path'])} ({state}); kinds: {', '.join(st['kinds'])}")
     tl = report["tools_list"]
     colour = "red" if over else "green"
     out.print(

@@ -150,7 +150,7 @@ def _hold_write_lock(path: Path) -> sqlite3.Connection:
     return holder
 
 
-def test_a_write_waits_for_another_processs_lock_then_succeeds(
+def test_a_write_waits_for_a_write_lock_held_by_another_connection_then_succeeds(
     open_store: StoreFactory, db_path: Path
 ) -> None:
     waiting = threading.Event()

@@ -126,7 +126,7 @@ class CloseInput(BaseModel):
 
     kind: str
     id: int
-    reason: str | None = Field(default=None, max_length=2000)
+    reason: str | None = None
 
 
 class KindsInput(BaseModel):
