@@ -278,7 +278,7 @@ async def test_arguments_of_the_wrong_shape_and_oversized_payloads_are_refused_c
     assert not_object.is_error is True
     assert "'arguments': expected object, got string" in not_object.content[0].text  # type: ignore[union-attr]
     assert huge.is_error is True
-    assert "the limit is 1,000,000 bytes" in huge.content[0].text  # type: ignore[union-attr]
+    assert "bytes of JSON; the limit is 1,000,000" in huge.content[0].text  # type: ignore[union-attr]
     assert long_query.is_error is True
     assert "'query'" in long_query.content[0].text  # type: ignore[union-attr]
     assert still_fine.content[0].text == "noted: ok"  # type: ignore[union-attr]

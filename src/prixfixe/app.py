@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
@@ -21,12 +21,14 @@ from pydantic import BaseModel
 from prixfixe.config import LoadedConfig, home_dir, load_config
 from prixfixe.errors import PrixfixeError, ToolDeniedError, UnknownToolError
 from prixfixe.facets import Exposure, check_known_facets, resolve_exposure
-from prixfixe.finder import Finder
 from prixfixe.plugins import PluginInfo, build_plugin_manager, collect
 from prixfixe.registry import RegisteredTool, Registry
 from prixfixe.store import Store, open_store
 from prixfixe.tool import ToolContext, ToolResult
 from prixfixe.validation import validate_arguments
+
+if TYPE_CHECKING:
+    from prixfixe.finder import Finder
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +67,9 @@ class App:
 
     @cached_property
     def finder(self) -> Finder:
+        # Imported on first search: the ranker and its stemmer are not needed to start serving.
+        from prixfixe.finder import Finder
+
         return Finder(self)
 
     # -- the store --------------------------------------------------------------------------

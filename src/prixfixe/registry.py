@@ -6,7 +6,7 @@ import difflib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 from pydantic import BaseModel
@@ -21,6 +21,9 @@ from prixfixe.kinds import (
 )
 from prixfixe.schema import model_schema
 from prixfixe.tool import FACET_NAME_PATTERN, TOOL_NAME_PATTERN, Tool
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,13 @@ class RegisteredTool:
     def output_schema(self) -> dict[str, Any] | None:
         model = self.tool.output_model
         return None if model is None else model_schema(model, mode="serialization")
+
+    @cached_property
+    def validator(self) -> Draft202012Validator:
+        """A validator for the advertised input schema, compiled once (used to explain errors)."""
+        from jsonschema import Draft202012Validator
+
+        return Draft202012Validator(self.input_schema)
 
     @cached_property
     def annotations(self) -> types.ToolAnnotations:

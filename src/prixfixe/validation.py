@@ -1,23 +1,26 @@
 """Argument validation against a tool's advertised input schema.
 
-The schema a client sees is the contract, so arguments are checked against exactly that schema
-(with the `jsonschema` library) before the handler's pydantic model is built. Each problem is
-phrased for a model to fix: which argument, what was expected, what was given.
+The schema a client sees is generated from the tool's pydantic model, so the fast path builds
+that model straight from the arguments' JSON in pydantic's strict JSON mode, which accepts what
+the schema accepts (ISO date strings, enum values) and does not coerce ("5" is not an integer).
+Only when that fails does the `jsonschema` library check the arguments against the exact schema
+the client was shown, to phrase each problem for a model to fix: which argument, what was
+expected, what was given. Problems the schema cannot express come from pydantic.
 """
 
 from __future__ import annotations
 
 import json
-from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError as SchemaError
 from pydantic import BaseModel
 from pydantic import ValidationError as ModelError
 
 from prixfixe.errors import InvalidArgumentsError
 from prixfixe.registry import RegisteredTool
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError as SchemaError
 
 #: Arguments larger than this (as compact JSON) are refused before any parsing work: no tool
 #: here needs more, and a runaway payload should cost one clear error, not memory.
@@ -34,11 +37,6 @@ _JSON_TYPES = {
 }
 
 
-@lru_cache(maxsize=4096)
-def _validator(schema_json: str) -> Draft202012Validator:
-    return Draft202012Validator(json.loads(schema_json))
-
-
 def validate_arguments(entry: RegisteredTool, arguments: Any) -> BaseModel:
     """Return the tool's input model built from `arguments`, or raise naming every problem."""
     name = entry.name
@@ -48,21 +46,26 @@ def validate_arguments(entry: RegisteredTool, arguments: Any) -> BaseModel:
         raise InvalidArgumentsError(
             name, [f"arguments must be a JSON object, got {_json_type(arguments)}"]
         )
-    size = len(json.dumps(arguments, separators=(",", ":"), default=str).encode())
-    if size > MAX_ARGUMENT_BYTES:
+    # ASCII-escaped JSON: its length is at least the UTF-8 byte count, and it is what pydantic
+    # parses next, so the size check costs no extra serialization.
+    text = json.dumps(arguments, separators=(",", ":"), default=str)
+    if len(text) > MAX_ARGUMENT_BYTES:
         raise InvalidArgumentsError(
-            name, [f"arguments are {size:,} bytes; the limit is {MAX_ARGUMENT_BYTES:,} bytes"]
+            name,
+            [f"arguments are {len(text):,} bytes of JSON; the limit is {MAX_ARGUMENT_BYTES:,}"],
         )
-    validator = _validator(json.dumps(entry.input_schema, sort_keys=True))
-    errors = sorted(validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.path])
-    if errors:
-        raise InvalidArgumentsError(name, [_describe(e, entry.input_schema) for e in errors])
     try:
-        return entry.tool.input_model.model_validate(arguments)
-    except ModelError as exc:  # constraints the JSON Schema could not express
-        raise InvalidArgumentsError(
-            name, [f"argument {_loc(e['loc'])}: {e['msg']}" for e in exc.errors()]
-        ) from None
+        return entry.tool.input_model.model_validate_json(text, strict=True)
+    except ModelError as exc:
+        model_error = exc
+    schema_errors = sorted(
+        entry.validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.path]
+    )
+    if schema_errors:
+        raise InvalidArgumentsError(name, [_describe(e, entry.input_schema) for e in schema_errors])
+    raise InvalidArgumentsError(  # constraints the JSON Schema does not express
+        name, [f"argument {_loc(e['loc'])}: {e['msg']}" for e in model_error.errors()]
+    )
 
 
 def _describe(error: SchemaError, schema: dict[str, Any]) -> str:
