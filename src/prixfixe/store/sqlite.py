@@ -30,7 +30,7 @@ from prixfixe.errors import (
     StoreError,
     UnknownRecordError,
 )
-from prixfixe.kinds import StoreKind, StoreMigration
+from prixfixe.kinds import FIELD_NAME_PATTERN, KIND_NAME_PATTERN, StoreKind, StoreMigration
 from prixfixe.store import migrations as mig
 from prixfixe.store.api import (
     CORE_OWNER,
@@ -88,6 +88,14 @@ class SQLiteStore:
     ) -> None:
         self.path = path
         self.location = str(path)
+        for kind in kinds.values():
+            # Kind and field names appear in SQL as literals and JSON paths; the registry
+            # checks them, and so does the one module that writes SQL.
+            names_ok = KIND_NAME_PATTERN.match(kind.name) and all(
+                FIELD_NAME_PATTERN.match(f) for f in kind.fields
+            )
+            if not names_ok:
+                raise StoreError(f"kind {kind.name!r} has a name or field name SQL cannot take")
         self._kinds = dict(kinds)
         self._migrations = {k: tuple(v) for k, v in migrations.items()}
         self._busy_wait = busy_wait
