@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 from pydantic import ValidationError as ModelError
+from pydantic_core import to_json
 
 from prixfixe.errors import InvalidArgumentsError
 from prixfixe.registry import RegisteredTool
@@ -46,9 +47,8 @@ def validate_arguments(entry: RegisteredTool, arguments: Any) -> BaseModel:
         raise InvalidArgumentsError(
             name, [f"arguments must be a JSON object, got {_json_type(arguments)}"]
         )
-    # ASCII-escaped JSON: its length is at least the UTF-8 byte count, and it is what pydantic
-    # parses next, so the size check costs no extra serialization.
-    text = json.dumps(arguments, separators=(",", ":"), default=str)
+    # The compact JSON is what pydantic parses next, so the size check costs no extra work.
+    text = to_json(arguments, fallback=str)
     if len(text) > MAX_ARGUMENT_BYTES:
         raise InvalidArgumentsError(
             name,
