@@ -35,8 +35,7 @@ import sys
 import time
 from abc import ABC, abstractmethod
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -155,9 +154,8 @@ class PrixfixeNoSynonymsRanker(PrixfixeRanker):
 
     label = "prixfixe without synonym table"
 
-    def rank(self, query: str, k: int) -> list[str]:
-        with patched(SYNONYM_DISCOUNT=0.0):
-            return super().rank(query, k)
+    def __init__(self, docs: Sequence[SearchDocument]) -> None:
+        self.index = SearchIndex(docs, synonym_discount=0.0)
 
 
 _PLAIN_TOKEN = re.compile(r"(?u)\b\w\w+\b")  # bm25s's default pattern
@@ -231,20 +229,6 @@ def timing(
     return Timing(build_ms=min(builds) * 1000, query_ms=per_query * 1000)
 
 
-@contextmanager
-def patched(**constants: float) -> Iterator[None]:
-    """Temporarily change tuned constants of `prixfixe.search` (they are read at search time),
-    for the ablation row and the threshold sweep."""
-    saved = {name: getattr(search_module, name) for name in constants}
-    for name, value in constants.items():
-        setattr(search_module, name, value)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            setattr(search_module, name, value)
-
-
 def abstention(
     docs: Sequence[SearchDocument], pairs: Sequence[tuple[str, str]], ratios: Sequence[float]
 ) -> dict[float, dict[str, float]]:
@@ -255,15 +239,20 @@ def abstention(
         by_tool[tool].append(query)
     full = SearchIndex(docs)
     without = {tool: SearchIndex(d for d in docs if d.name != tool) for tool in sorted(by_tool)}
+    # Search once; a threshold only decides which confidences count as a good match.
+    # No hits at all is an abstention at any threshold.
+    unanswerable = [
+        r.confidence if r.hits else -1.0 for r in (without[t].search(q) for q, t in pairs)
+    ]
+    answerable = [(full.search(q), tool) for q, tool in pairs]
     out: dict[float, dict[str, float]] = {}
     for ratio in ratios:
-        with patched(GOOD_MATCH_RATIO=ratio):
-            unanswerable_abstain = sum(not without[tool].search(q).good_match for q, tool in pairs)
-            answerable_abstain = top5_strict = 0
-            for query, tool in pairs:
-                result = full.search(query)
-                answerable_abstain += not result.good_match
-                top5_strict += result.good_match and tool in [h.name for h in result.hits]
+        unanswerable_abstain = sum(c < ratio for c in unanswerable)
+        answerable_abstain = top5_strict = 0
+        for result, tool in answerable:
+            good = bool(result.hits) and result.confidence >= ratio
+            answerable_abstain += not good
+            top5_strict += good and tool in [h.name for h in result.hits]
         n = len(pairs)
         out[ratio] = {
             "unanswerable_abstain": unanswerable_abstain / n,

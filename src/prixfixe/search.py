@@ -265,6 +265,9 @@ class SearchResult:
 
     hits: list[SearchHit]
     good_match: bool
+    #: The share of the query's information the best hit explains (0 with no hits);
+    #: ``good_match`` is ``confidence >= good_match_ratio``.
+    confidence: float = 0.0
 
 
 # --- index ----------------------------------------------------------------------------------
@@ -296,7 +299,17 @@ def _idf(df: int, n_docs: int) -> float:
 class SearchIndex:
     """A BM25F index over a fixed set of tools: build once, search many times."""
 
-    def __init__(self, docs: Iterable[SearchDocument]) -> None:
+    def __init__(
+        self,
+        docs: Iterable[SearchDocument],
+        *,
+        good_match_ratio: float = GOOD_MATCH_RATIO,
+        synonym_discount: float = SYNONYM_DISCOUNT,
+    ) -> None:
+        """``good_match_ratio`` and ``synonym_discount`` default to the tuned constants; the
+        quality benchmark varies them for its ablation row and threshold sweep."""
+        self._good_match_ratio = good_match_ratio
+        self._synonym_discount = synonym_discount
         documents = list(docs)
         self._names: list[str] = [d.name for d in documents]
         n_docs = len(documents)
@@ -361,7 +374,7 @@ class SearchIndex:
             offer(cand, PREFIX_MATCH_DISCOUNT)
         for syn in _SYNONYMS.get(term, ()):
             if syn in self._postings:
-                offer(syn, SYNONYM_DISCOUNT)
+                offer(syn, self._synonym_discount)
         if term in self._postings:
             offer(term, 1.0)
         return best
@@ -394,10 +407,11 @@ class SearchIndex:
 
         evidence_needed = min(query_idf, EVIDENCE_CAP * self._unseen_idf)
         ranked = sorted(scores.items(), key=lambda item: (-item[1], self._names[item[0]]))
-        confident = [score / evidence_needed >= GOOD_MATCH_RATIO for _, score in ranked[:limit]]
+        ratio = self._good_match_ratio
+        confident = [score / evidence_needed >= ratio for _, score in ranked[:limit]]
         good = confident[0]
         hits = [
             SearchHit(name=self._names[doc_id], score=score, weak=not (good and sure))
             for (doc_id, score), sure in zip(ranked, confident, strict=False)
         ]
-        return SearchResult(hits=hits, good_match=good)
+        return SearchResult(hits=hits, good_match=good, confidence=ranked[0][1] / evidence_needed)
