@@ -265,3 +265,11 @@ def test_a_thousand_tool_catalogue_finds_the_one_tool_named_by_rare_words() -> N
     result = index.search("count the stripes on a zebra")
     assert result.good_match is True
     assert result.hits[0].name == "zebra_stripe_counter"
+
+
+def test_confidence_decides_good_match_against_the_index_threshold(index: SearchIndex) -> None:
+    result = index.search("remind me about the dentist")
+    assert result.hits
+    assert result.good_match is (result.confidence >= 0.25)
+    strict = SearchIndex(CATALOGUE, good_match_ratio=result.confidence + 0.01)
+    assert strict.search("remind me about the dentist").good_match is False
