@@ -34,8 +34,10 @@ class Inbox:
     def updated(self, uri: str) -> int:
         return self.items.count(("updated", uri))
 
-    async def wait_for(self, item: tuple[str, str | None], seconds: float = 10) -> None:
-        """Wait (bounded) until `item` has arrived."""
+    async def wait_for(
+        self, item: tuple[str, str | None], count: int = 1, seconds: float = 10
+    ) -> None:
+        """Wait (bounded) until `item` has arrived `count` times."""
         with anyio.fail_after(seconds):
-            while item not in self.items:
+            while self.items.count(item) < count:
                 await self._arrived.wait()
