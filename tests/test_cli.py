@@ -33,6 +33,7 @@ def test_doctor_reports_versions_config_paths_facets_plugins_and_token_cost(tmp_
     assert f"Store: {tmp_path / 'prixfixe-home' / 'store.sqlite3'} (not created yet" in out
     assert "kinds: reminder, deadline, countdown" in out
     assert "tokens (cl100k_base)" in out
+    assert "Resources: 4 resources, 1 templates; capability index summary" in out
 
 
 def test_doctor_json_counts_tokens_of_the_real_listing(tmp_path: Path) -> None:
@@ -47,6 +48,9 @@ def test_doctor_json_counts_tokens_of_the_real_listing(tmp_path: Path) -> None:
     assert report["tools_list"]["tokens"]["o200k_base"] == count_tokens(listing, "o200k_base")
     assert report["config"]["file"] is None
     assert report["exposure"]["expose_source"] == "default"
+    summary = App.build(env={}).capability_index.text("summary")
+    resources = report["resources"]
+    assert resources["capability_index_summary_tokens"]["cl100k_base"] == count_tokens(summary)
 
 
 def test_doctor_shows_the_config_file_in_use_and_env_provenance(tmp_path: Path) -> None:

@@ -135,6 +135,11 @@ def doctor_report(app: Any) -> dict[str, Any]:
             "tokens": token_counts(listing),
         },
         "registered_tools": len(app.registry),
+        "resources": {
+            "resources": len(app.registry.resources),
+            "templates": len(app.registry.templates),
+            "capability_index_summary_tokens": token_counts(app.capability_index.text("summary")),
+        },
     }
 
 
@@ -193,6 +198,12 @@ def doctor(as_json: bool) -> None:
         f"(budget {tl['budget']}) of {report['registered_tools']} registered; "
         f"{tl['bytes']} bytes, {tl['tokens']['cl100k_base']} tokens (cl100k_base), "
         f"{tl['tokens']['o200k_base']} (o200k_base)"
+    )
+    res = report["resources"]
+    out.print(
+        f"[bold]Resources[/]: {res['resources']} resources, {res['templates']} templates; "
+        "capability index summary "
+        f"{res['capability_index_summary_tokens']['cl100k_base']} tokens (cl100k_base)"
     )
     if problems or over:
         sys.exit(1)
