@@ -202,3 +202,21 @@ async def test_capabilities_advertise_subscribe_and_list_changed(
     modern = server.get_capabilities(protocol_version="2026-07-28")
     assert modern.resources is not None
     assert (modern.resources.subscribe, modern.resources.list_changed) == (True, True)
+
+
+async def test_a_write_from_a_thread_the_event_loop_waits_for_is_announced_without_deadlock(
+    make_app: AppFactory,
+) -> None:
+    import threading
+
+    app = make_app()
+    async with Client(build_server(app), mode="2026-07-28") as client:
+        await client.call_tool("store_put", REMINDER)
+        async with client.listen(resource_subscriptions=[SENTINEL]) as sub:
+            writer = threading.Thread(
+                target=lambda: app.store.put("reminder", {"text": "from a thread"}, 1)
+            )
+            writer.start()
+            writer.join(timeout=10)  # blocks the event loop on purpose, as a sync handler might
+            assert not writer.is_alive(), "the writer must not wait for the event loop"
+            assert await next_event(sub) == ResourceUpdated(SENTINEL)

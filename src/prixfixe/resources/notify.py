@@ -24,7 +24,6 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
-import anyio.from_thread
 import anyio.lowlevel
 from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
@@ -63,7 +62,7 @@ class Notifier:
         self._pending: dict[ServerEvent, None] = {}
         self._wake: anyio.Event | None = None
         self._deliver_lock: anyio.Lock | None = None
-        self._token: Any = None
+        self._token: anyio.lowlevel.EventLoopToken | None = None
         self._loop_thread: int | None = None
         self._pumps = 0
         self.delivered = 0  # notifications handed to the transport (tests and doctor read it)
@@ -122,8 +121,11 @@ class Notifier:
         if threading.get_ident() == self._loop_thread:
             self._enqueue(events)
             return
+        token = self._token
         try:
-            anyio.from_thread.run_sync(self._enqueue, events, token=self._token)
+            # Scheduled, not waited for: a writer never blocks on the event loop, so a loop
+            # that is itself waiting for that writer cannot deadlock.
+            token.backend_class.run_sync_soon(self._enqueue, (events,), token.native_token)
         except RuntimeError as exc:  # the event loop has finished: nobody is left to tell
             log.debug("change not announced, the server has stopped: %s", exc)
 
