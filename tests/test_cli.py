@@ -222,3 +222,23 @@ def test_a_store_from_a_newer_version_is_refused_by_the_cli_without_traceback(
     assert code == 1
     assert "has schema version 3 for 'core'" in err
     assert "Traceback" not in err
+
+
+def test_resources_list_shows_every_listed_resource_and_the_templates() -> None:
+    code, out, _ = run("resources", "list", "--json")
+    assert code == 0
+    uris = [r["uri"] for r in json.loads(out)]
+    assert uris == sorted(uris)
+    assert "prixfixe://system/health" in uris
+    code, out, _ = run("resources", "list", "--templates")
+    assert code == 0
+    assert "prixfixe://store/{kind}/{id}" in out
+
+
+def test_resources_read_prints_a_resource_and_names_a_missing_one(tmp_path: Path) -> None:
+    code, out, _ = run("resources", "read", "prixfixe://capability-index/summary")
+    assert code == 0
+    assert out.startswith("# prixfixe capabilities (summary)")
+    code, _, err = run("resources", "read", "prixfixe://store/reminder/99")
+    assert code == 1
+    assert "resource not found: prixfixe://store/reminder/99" in err
