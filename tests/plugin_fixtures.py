@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from prixfixe import Tool, ToolContext, hookimpl
-from prixfixe.errors import PrixfixeError
+from prixfixe import Resource, ResourceContext, ResourceTemplate, Tool, ToolContext, hookimpl
+from prixfixe.errors import PrixfixeError, ResourceNotFoundError
 
 
 class ForecastInput(BaseModel):
@@ -130,3 +130,111 @@ def many_tools_plugin(count: int, facet: str = "bulk") -> object:
                 )
 
     return Bulk()
+
+
+# -- resources ------------------------------------------------------------------------------
+
+#: 1x1 transparent PNG: a real binary resource.
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000005000157e1c2c80000000049454e44ae426082"
+)
+
+
+class ResourcesPlugin:
+    """Static resources (`count` numbered texts, a PNG, a failing one, a counter that a tool
+    changes) and a template with completions."""
+
+    __name__ = "resources_fixture"
+
+    def __init__(self, count: int = 3) -> None:
+        self.count = count
+        self.counter = 0
+
+    def _item(self, i: int) -> Resource:
+        text = f"item {i}\n"
+
+        def read(ctx: ResourceContext, variables: Mapping[str, str]) -> str:
+            return text
+
+        return Resource(
+            uri=f"fixture://items/{i:05d}",
+            name=f"item-{i}",
+            title=f"Item {i}",
+            mime_type="text/plain",
+            size=len(text),
+            reader=read,
+        )
+
+    def _read_counter(self, ctx: ResourceContext, variables: Mapping[str, str]) -> str:
+        return f"counter={self.counter}\n"
+
+    async def _bump(self, ctx: ToolContext, args: Empty) -> str:
+        self.counter += 1
+        ctx.app.notifier.changed("fixture://counter")
+        return f"counter is {self.counter}"
+
+    @hookimpl
+    def register_tools(self, register: Callable[[Tool], None]) -> None:
+        register(
+            Tool(
+                name="counter_bump",
+                title="Bump the counter",
+                description="Add one to the fixture counter resource.",
+                input_model=Empty,
+                handler=self._bump,
+                mutates=True,
+                facet="fixture",
+            )
+        )
+
+    @hookimpl
+    def register_resources(self, register: Callable[[Resource | ResourceTemplate], None]) -> None:
+        for i in range(self.count):
+            register(self._item(i))
+        register(
+            Resource(
+                uri="fixture://logo.png",
+                name="logo",
+                mime_type="image/png",
+                size=len(PNG),
+                reader=lambda ctx, v: PNG,
+                audience=("user",),
+                priority=0.2,
+                last_modified="2026-01-02T03:04:05Z",
+            )
+        )
+        register(Resource(uri="fixture://counter", name="counter", reader=self._read_counter))
+        register(Resource(uri="fixture://broken", name="broken", reader=_explode_reader))
+        register(
+            Resource(
+                uri="fixture://huge",
+                name="huge",
+                reader=lambda ctx, v: "x" * 5_000,
+                listed=False,
+            )
+        )
+        register(
+            ResourceTemplate(
+                uri_template="fixture://notes/{name}",
+                name="note",
+                description="A note by name.",
+                mime_type="text/markdown",
+                reader=_read_note,
+                completions={"name": lambda ctx, value, chosen: sorted(NOTES)},
+            )
+        )
+
+
+NOTES = {"alpha": "# Alpha\n", "alpine": "# Alpine\n", "beta": "# Beta\n"}
+
+
+def _read_note(ctx: ResourceContext, variables: Mapping[str, str]) -> str:
+    name = variables["name"]
+    if name not in NOTES:
+        raise ResourceNotFoundError(ctx.uri, f"no note named {name!r}")
+    return NOTES[name]
+
+
+def _explode_reader(ctx: ResourceContext, variables: Mapping[str, str]) -> str:
+    raise RuntimeError("the fixture reader failed on purpose")

@@ -33,6 +33,7 @@ def test_doctor_reports_versions_config_paths_facets_plugins_and_token_cost(tmp_
     assert f"Store: {tmp_path / 'prixfixe-home' / 'store.sqlite3'} (not created yet" in out
     assert "kinds: reminder, deadline, countdown" in out
     assert "tokens (cl100k_base)" in out
+    assert "Resources: 4 resources, 1 templates; capability index summary" in out
 
 
 def test_doctor_json_counts_tokens_of_the_real_listing(tmp_path: Path) -> None:
@@ -47,6 +48,9 @@ def test_doctor_json_counts_tokens_of_the_real_listing(tmp_path: Path) -> None:
     assert report["tools_list"]["tokens"]["o200k_base"] == count_tokens(listing, "o200k_base")
     assert report["config"]["file"] is None
     assert report["exposure"]["expose_source"] == "default"
+    summary = App.build(env={}).capability_index.text("summary")
+    resources = report["resources"]
+    assert resources["capability_index_summary_tokens"]["cl100k_base"] == count_tokens(summary)
 
 
 def test_doctor_shows_the_config_file_in_use_and_env_provenance(tmp_path: Path) -> None:
@@ -218,3 +222,23 @@ def test_a_store_from_a_newer_version_is_refused_by_the_cli_without_traceback(
     assert code == 1
     assert "has schema version 3 for 'core'" in err
     assert "Traceback" not in err
+
+
+def test_resources_list_shows_every_listed_resource_and_the_templates() -> None:
+    code, out, _ = run("resources", "list", "--json")
+    assert code == 0
+    uris = [r["uri"] for r in json.loads(out)]
+    assert uris == sorted(uris)
+    assert "prixfixe://system/health" in uris
+    code, out, _ = run("resources", "list", "--templates")
+    assert code == 0
+    assert "prixfixe://store/{kind}/{id}" in out
+
+
+def test_resources_read_prints_a_resource_and_names_a_missing_one(tmp_path: Path) -> None:
+    code, out, _ = run("resources", "read", "prixfixe://capability-index/summary")
+    assert code == 0
+    assert out.startswith("# prixfixe capabilities (summary)")
+    code, _, err = run("resources", "read", "prixfixe://store/reminder/99")
+    assert code == 1
+    assert "resource not found: prixfixe://store/reminder/99" in err

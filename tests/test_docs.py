@@ -10,7 +10,11 @@ from pathlib import Path
 
 import anyio
 import click
+import mcp_types
+import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel
 
 from prixfixe.app import App
 from prixfixe.cli import cli
@@ -49,14 +53,23 @@ def test_every_documented_command_and_option_exists() -> None:
             assert flag in options, f"{span!r}: {flag} is not an option of that command"
 
 
+def _config_keys(model: type[BaseModel], prefix: str = "") -> set[str]:
+    """Every leaf key of the config, dotted (`resources.capability_index.advertise`)."""
+    keys: set[str] = set()
+    for name, field in model.model_fields.items():
+        annotation = field.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            keys |= _config_keys(annotation, f"{prefix}{name}.")
+        else:
+            keys.add(f"{prefix}{name}")
+    return keys
+
+
 def test_every_config_key_is_documented_and_every_documented_key_exists() -> None:
     text = (ROOT / "docs" / "configuration.md").read_text()
-    documented = set(re.findall(r"^\| `([a-z_]+\.[a-z_]+)` \|", text, flags=re.MULTILINE))
-    actual = {
-        f"{section}.{key}"
-        for section, field in ConfigModel.model_fields.items()
-        for key in field.annotation.model_fields  # type: ignore[union-attr]
-    }
+    documented = set(re.findall(r"^\| `([a-z_]+(?:\.[a-z_]+)+)` \|", text, flags=re.MULTILINE))
+    actual = _config_keys(ConfigModel)
+    assert {"mcp.expose", "resources.capability_index.advertise"} <= actual
     assert documented == actual
 
 
@@ -137,3 +150,28 @@ def test_store_doc_filter_example_is_valid_for_reminders(tmp_path: Path) -> None
     finally:
         app.close_store()
     assert page.records == []
+
+
+def test_the_resources_plugin_example_lists_reads_and_completes(tmp_path: Path) -> None:
+    (code,) = _blocks(ROOT / "docs" / "resources.md", "python")
+    module = types.ModuleType("docs_resources_plugin")
+    exec(compile(code, "docs/resources.md", "exec", dont_inherit=True), module.__dict__)
+    app = App.build(env={"PRIXFIXE_HOME": str(tmp_path / "home")}, extra_plugins=[module])
+    template = mcp_types.ResourceTemplateReference(
+        type="ref/resource", uri="weather://stations/{name}"
+    )
+
+    async def scenario() -> None:
+        async with Client(build_server(app), mode="legacy") as client:
+            listed = [r.uri for r in (await client.list_resources()).resources]
+            assert "weather://stations" in listed
+            porto = await client.read_resource("weather://stations/porto")
+            assert json.loads(porto.contents[0].text) == {"elevation_m": 93}  # type: ignore[union-attr]
+            names = await client.complete(template, {"name": "name", "value": "p"})
+            assert names.completion.values == ["porto"]
+            with pytest.raises(MCPError) as caught:
+                await client.read_resource("weather://stations/oslo")
+            assert caught.value.code == -32002
+            assert "no station 'oslo'" in caught.value.message
+
+    anyio.run(scenario)

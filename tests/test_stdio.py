@@ -124,3 +124,44 @@ def test_malformed_json_rpc_gets_clear_errors_and_the_server_keeps_serving(tmp_p
     assert len(by_id[9]["result"]["tools"]) == len(CORE_TOOLS)
     assert "rejected input" in stderr
     assert "Traceback" not in stderr
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_serve_over_stdio_reads_resources_and_notifies_a_subscriber(tmp_path: Path) -> None:
+    from tests.resources.conftest import Inbox
+
+    inbox = Inbox()
+    record = "prixfixe://store/reminder/1"
+    with anyio.fail_after(30):
+        async with Client(_params(tmp_path), mode="legacy", message_handler=inbox) as client:
+            listed = [r.uri for r in (await client.list_resources()).resources]
+            assert "prixfixe://capability-index/summary" in listed
+            health = await client.read_resource("prixfixe://system/health")
+            assert json.loads(health.contents[0].text)["status"] == "ok"  # type: ignore[union-attr]
+            put = {"kind": "reminder", "record": {"text": "call", "due": "2026-12-01"}}
+            await client.call_tool("store_put", put)
+            await client.subscribe_resource(record)
+            await client.call_tool("store_close", {"kind": "reminder", "id": 1})
+            await inbox.wait_for(("updated", record))
+            closed = await client.read_resource(record)
+    assert json.loads(closed.contents[0].text)["closed"] is True  # type: ignore[union-attr]
+
+
+async def test_serve_over_stdio_delivers_listen_events_on_the_stateless_revision(
+    tmp_path: Path,
+) -> None:
+    from mcp.client.subscriptions import ResourceUpdated
+
+    record = "prixfixe://store/deadline/1"
+    with anyio.fail_after(30):
+        async with Client(_params(tmp_path), mode="auto") as client:
+            assert client.protocol_version == "2026-07-28"
+            resources = client.server_capabilities.resources
+            assert resources is not None
+            assert (resources.subscribe, resources.list_changed) == (True, True)
+            put = {"kind": "deadline", "record": {"label": "rent", "date": "2026-12-01"}}
+            await client.call_tool("store_put", put)
+            async with client.listen(resource_subscriptions=[record]) as sub:
+                await client.call_tool("store_put", {**put, "id": 1})
+                event = await sub.__anext__()
+    assert event == ResourceUpdated(record)

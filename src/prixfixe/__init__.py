@@ -1,7 +1,8 @@
 """prixfixe: an MCP server whose cost to an agent's context stays flat however much it can do.
 
 A plugin needs only what is exported here: `hookimpl`, `Tool`, `ToolContext`, `ToolResult`,
-and for the store `StoreKind` and `StoreMigration`.
+for the store `StoreKind` and `StoreMigration`, and for resources `Resource`,
+`ResourceTemplate`, `ResourceContext` and `ResourceBody`.
 """
 
 from importlib.metadata import PackageNotFoundError, version
@@ -13,9 +14,14 @@ except PackageNotFoundError:  # running from a source tree that was never instal
 
 from prixfixe.hookspecs import hookimpl
 from prixfixe.kinds import StoreKind, StoreMigration
+from prixfixe.resource import Resource, ResourceBody, ResourceContext, ResourceTemplate
 from prixfixe.tool import Tool, ToolContext, ToolResult
 
 __all__ = [
+    "Resource",
+    "ResourceBody",
+    "ResourceContext",
+    "ResourceTemplate",
     "StoreKind",
     "StoreMigration",
     "Tool",

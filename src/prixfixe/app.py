@@ -8,6 +8,7 @@ import json
 import logging
 import os
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -22,13 +23,16 @@ from prixfixe.config import LoadedConfig, home_dir, load_config
 from prixfixe.errors import PrixfixeError, ToolDeniedError, UnknownToolError
 from prixfixe.facets import Exposure, check_known_facets, resolve_exposure
 from prixfixe.plugins import PluginInfo, build_plugin_manager, collect
-from prixfixe.registry import RegisteredTool, Registry
-from prixfixe.store import Store, open_store
+from prixfixe.registry import RegisteredTool, Registry, RegistryChange
+from prixfixe.store import Store, StoreChange, StoreObserver, open_store
 from prixfixe.tool import ToolContext, ToolResult
 from prixfixe.validation import validate_arguments
 
 if TYPE_CHECKING:
+    from prixfixe.capability_index import CapabilityIndex
     from prixfixe.finder import Finder
+    from prixfixe.resources.notify import Notifier
+    from prixfixe.resources.service import ResourceService
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +50,9 @@ class App:
     _listing: tuple[int, types.ListToolsResult] | None = field(default=None, repr=False)
     _store: Store | None = field(default=None, repr=False)
     _store_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _store_observers: list[StoreObserver] = field(default_factory=list, repr=False)
+    started_at: float = field(default_factory=time.time, repr=False)
+    started_monotonic: float = field(default_factory=time.monotonic, repr=False)
 
     @classmethod
     def build(
@@ -85,8 +92,19 @@ class App:
         Opening blocks on file I/O: async code reaches it from a worker thread."""
         with self._store_lock:
             if self._store is None:
-                self._store = open_store(self.home, self.registry.kinds, self.registry.migrations)
+                store = open_store(self.home, self.registry.kinds, self.registry.migrations)
+                for observer in self._store_observers:
+                    store.observe(observer)
+                self._store = store
             return self._store
+
+    def observe_store(self, observer: StoreObserver) -> None:
+        """Tell `observer` of every committed write through this app's store, from now on
+        (including after the store is closed and opened again)."""
+        with self._store_lock:
+            self._store_observers.append(observer)
+            if self._store is not None:
+                self._store.observe(observer)
 
     def close_store(self) -> None:
         """Close the store if it was opened; the next use opens it again."""
@@ -94,6 +112,40 @@ class App:
             if self._store is not None:
                 self._store.close()
                 self._store = None
+
+    # -- resources --------------------------------------------------------------------------
+
+    @cached_property
+    def notifier(self) -> Notifier:
+        """Who is subscribed to which resource, and delivery of their change notifications."""
+        from prixfixe.resources.notify import Notifier
+
+        notifier = Notifier()
+        self.observe_store(lambda change: notifier.changed(*_changed_uris(change)))
+        self.registry.subscribe(lambda change: self._registry_changed(notifier, change))
+        return notifier
+
+    @cached_property
+    def resources(self) -> ResourceService:
+        from prixfixe.resources.service import ResourceService
+
+        return ResourceService(self)
+
+    @cached_property
+    def capability_index(self) -> CapabilityIndex:
+        from prixfixe.capability_index import CapabilityIndex
+
+        return CapabilityIndex(self)
+
+    def _registry_changed(self, notifier: Notifier, change: RegistryChange) -> None:
+        from prixfixe.capability_index import INDEX_URIS
+
+        if change.resources or change.templates:
+            notifier.list_changed()
+        if any(self.exposure.listed(self.registry.get(n).tool.facet) for n in change.tools):
+            notifier.tools_changed()
+        if change.tools or change.kinds or change.templates:
+            notifier.changed(*INDEX_URIS.values())
 
     # -- what a connection sees -------------------------------------------------------------
 
@@ -160,6 +212,14 @@ class App:
             log.exception("tool %s failed", name)
             return error_result(f"tool {name!r} failed: {type(exc).__name__}: {exc}")
         return to_call_result(entry, output)
+
+
+def _changed_uris(change: StoreChange) -> list[str]:
+    from prixfixe.resources.store_uris import record_uri
+
+    if change.kind is None:
+        return []
+    return [record_uri(change.kind, record_id) for record_id in change.ids]
 
 
 def error_result(message: str) -> types.CallToolResult:

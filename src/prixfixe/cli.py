@@ -135,6 +135,11 @@ def doctor_report(app: Any) -> dict[str, Any]:
             "tokens": token_counts(listing),
         },
         "registered_tools": len(app.registry),
+        "resources": {
+            "resources": len(app.registry.resources),
+            "templates": len(app.registry.templates),
+            "capability_index_summary_tokens": token_counts(app.capability_index.text("summary")),
+        },
     }
 
 
@@ -193,6 +198,12 @@ def doctor(as_json: bool) -> None:
         f"(budget {tl['budget']}) of {report['registered_tools']} registered; "
         f"{tl['bytes']} bytes, {tl['tokens']['cl100k_base']} tokens (cl100k_base), "
         f"{tl['tokens']['o200k_base']} (o200k_base)"
+    )
+    res = report["resources"]
+    out.print(
+        f"[bold]Resources[/]: {res['resources']} resources, {res['templates']} templates; "
+        "capability index summary "
+        f"{res['capability_index_summary_tokens']['cl100k_base']} tokens (cl100k_base)"
     )
     if problems or over:
         sys.exit(1)
@@ -505,6 +516,82 @@ def store_close(kind: str, record_id: int, reason: str | None) -> None:
         click.echo(_call(app, "store_close", arguments).content[0].text)
     finally:
         app.close_store()
+
+
+# -- resources ------------------------------------------------------------------------------
+
+
+@cli.group()
+def resources() -> None:
+    """Browse and read the MCP resources an agent sees."""
+
+
+@resources.command("list")
+@click.option("--templates", is_flag=True, help="List the resource templates instead.")
+@click.option("--json", "as_json", is_flag=True, help="Print the wire entries as JSON.")
+@friendly
+def resources_list(templates: bool, as_json: bool) -> None:
+    """Every listed resource (all pages), or with --templates every template."""
+    from rich.table import Table
+
+    service = _app().resources
+    entries: list[dict[str, Any]] = []
+    cursor: str | None = None
+    while True:
+        items: list[Any]
+        if templates:
+            t_page = service.list_templates(cursor)
+            items, cursor = t_page.resource_templates, t_page.next_cursor
+        else:
+            r_page = service.list_resources(cursor)
+            items, cursor = r_page.resources, r_page.next_cursor
+        entries += [i.model_dump(mode="json", by_alias=True, exclude_none=True) for i in items]
+        if cursor is None:
+            break
+    if as_json:
+        click.echo(json.dumps(entries, indent=2))
+        return
+    key = "uriTemplate" if templates else "uri"
+    table = Table(key, "name", "mime type", "description")
+    for e in entries:
+        table.add_row(
+            _escape(e[key]),
+            _escape(e["name"]),
+            e.get("mimeType", ""),
+            _escape(e.get("description", "")),
+        )
+    _console().print(table)
+
+
+@resources.command("read")
+@click.argument("uri")
+@click.option("--output", type=click.Path(dir_okay=False), help="Write the contents to a file.")
+@friendly
+def resources_read(uri: str, output: str | None) -> None:
+    """Print the contents of URI (binary contents need --output)."""
+    import base64
+
+    import anyio
+    import mcp_types as types
+
+    app = _app()
+    try:
+        result = anyio.run(app.resources.read, uri)
+    finally:
+        app.close_store()
+    chunks: list[bytes] = []
+    for item in result.contents:
+        if isinstance(item, types.BlobResourceContents):
+            if output is None:
+                _fail(f"{uri} is binary ({item.mime_type}); write it with --output PATH", 1)
+            chunks.append(base64.b64decode(item.blob))
+        else:
+            chunks.append(item.text.encode())
+    if output is not None:
+        with open(output, "wb") as f:
+            f.write(b"".join(chunks))
+        return
+    click.echo(b"".join(chunks).decode(), nl=False)
 
 
 def main() -> None:

@@ -12,7 +12,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -37,12 +37,44 @@ class McpConfig(BaseModel):
     )
 
 
+IndexVariant = Literal["summary", "full", "stats"]
+DEFAULT_ADVERTISE: tuple[IndexVariant, ...] = ("summary", "stats")
+
+
+class CapabilityIndexConfig(BaseModel):
+    """`[resources.capability_index]`: which index variants `resources/list` shows."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    advertise: list[IndexVariant] = Field(
+        default_factory=lambda: list(DEFAULT_ADVERTISE),
+        description="Variants listed in resources/list; every variant stays readable by URI.",
+    )
+
+
+class ResourcesConfig(BaseModel):
+    """`[resources]`: paging and read bounds of the resource service."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    page_size: int = Field(
+        default=100, ge=1, le=1000, description="Resources per resources/list page."
+    )
+    max_read_bytes: int = Field(
+        default=4_000_000,
+        ge=1024,
+        description="Largest resources/read answer, in bytes of content (before base64).",
+    )
+    capability_index: CapabilityIndexConfig = Field(default_factory=CapabilityIndexConfig)
+
+
 class ConfigModel(BaseModel):
     """The whole file. Unknown keys are errors: a typo must not be silently ignored."""
 
     model_config = ConfigDict(extra="forbid")
 
     mcp: McpConfig = Field(default_factory=McpConfig)
+    resources: ResourcesConfig = Field(default_factory=ResourcesConfig)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from typing import Any
 
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
+from mcp_types.version import is_version_at_least
 
 
 class PrixfixeError(Exception):
@@ -180,6 +181,75 @@ class StoreBusyError(StoreError):
     code = INTERNAL_ERROR
 
 
-def to_mcp_error(error: PrixfixeError) -> MCPError:
-    """Map a prixfixe error to the JSON-RPC error the SDK sends on the wire."""
-    return MCPError(code=error.code, message=error.message, data=error.data or None)
+class ResourceError(PrixfixeError):
+    """A resource request that cannot be answered; the message names the URI."""
+
+
+#: "Resource not found" before 2026-07-28 (spec 2025-11-25, server/resources, error handling).
+#: From 2026-07-28 on (SEP-2164) it is -32602, Invalid params.
+LEGACY_RESOURCE_NOT_FOUND = -32002
+RESOURCE_NOT_FOUND_IS_INVALID_PARAMS_FROM = "2026-07-28"
+
+
+class ResourceNotFoundError(ResourceError):
+    """No resource has this URI (or a template matched, but the instance does not exist)."""
+
+    code = INVALID_PARAMS
+
+    def __init__(self, uri: str, detail: str = "") -> None:
+        hint = f": {detail}" if detail else " (see resources/list and resources/templates/list)"
+        super().__init__(f"resource not found: {uri}{hint}", uri=uri)
+
+
+class ResourceReadError(ResourceError):
+    """A reader failed: an internal error, never a success-shaped text."""
+
+    def __init__(self, uri: str, reason: str) -> None:
+        super().__init__(f"reading {uri} failed: {reason}", uri=uri)
+
+
+class ResourceTooLargeError(ResourceError):
+    """A read over the configured bound (`[resources] max_read_bytes`)."""
+
+    def __init__(self, uri: str, size: int, limit: int) -> None:
+        super().__init__(
+            f"resource {uri} is {size:,} bytes; reads are bounded at {limit:,} bytes "
+            "([resources] max_read_bytes)",
+            uri=uri,
+            size=size,
+            limit=limit,
+        )
+
+
+class InvalidListCursorError(ResourceError):
+    """A `resources/list` or `resources/templates/list` cursor this server did not issue."""
+
+    code = INVALID_PARAMS
+
+    def __init__(self, listing: str, reason: str) -> None:
+        super().__init__(
+            f"invalid cursor for {listing}: {reason} (start again without a cursor)",
+            listing=listing,
+        )
+
+
+class UnknownTemplateError(ResourceError):
+    """A completion for a resource template that is not registered, or for a variable it
+    does not have."""
+
+    code = INVALID_PARAMS
+
+
+def to_mcp_error(error: PrixfixeError, *, protocol_version: str | None = None) -> MCPError:
+    """Map a prixfixe error to the JSON-RPC error the SDK sends on the wire.
+
+    `protocol_version` is the negotiated revision, for the one code that differs between
+    revisions: resource not found (-32002 before 2026-07-28, -32602 from it on)."""
+    code = error.code
+    if (
+        isinstance(error, ResourceNotFoundError)
+        and protocol_version is not None
+        and not is_version_at_least(protocol_version, RESOURCE_NOT_FOUND_IS_INVALID_PARAMS_FROM)
+    ):
+        code = LEGACY_RESOURCE_NOT_FOUND
+    return MCPError(code=code, message=error.message, data=error.data or None)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 import pluggy
 
 from prixfixe.kinds import StoreKind, StoreMigration
+from prixfixe.resource import Resource, ResourceTemplate
 from prixfixe.tool import Tool
 
 PROJECT_NAME = "prixfixe"
@@ -35,3 +36,9 @@ def register_store_kinds(register: Callable[[StoreKind], None]) -> None:
 @hookspec
 def register_store_migrations(register: Callable[[StoreMigration], None]) -> None:
     """Declare the plugin's own store tables: `register(StoreMigration(...))`, oldest first."""
+
+
+@hookspec
+def register_resources(register: Callable[[Resource | ResourceTemplate], None]) -> None:
+    """Declare MCP resources: `register(Resource(...))` for a fixed URI,
+    `register(ResourceTemplate(...))` for an RFC 6570 URI template."""

@@ -22,6 +22,7 @@ from prixfixe import hookspecs
 from prixfixe.errors import PrixfixeError
 from prixfixe.kinds import StoreKind, StoreMigration
 from prixfixe.registry import Registry
+from prixfixe.resource import Resource, ResourceTemplate
 from prixfixe.tool import Tool
 
 log = logging.getLogger(__name__)
@@ -31,6 +32,7 @@ LOAD_PLUGINS_ENV = "PRIXFIXE_LOAD_PLUGINS"
 DEFAULT_PLUGINS: tuple[str, ...] = (
     "prixfixe.default_plugins.discovery",
     "prixfixe.default_plugins.store",
+    "prixfixe.default_plugins.system",
 )
 
 
@@ -99,8 +101,8 @@ def build_plugin_manager(
 def collect(pm: pluggy.PluginManager, infos: list[PluginInfo]) -> Registry:
     """Call every plugin's hooks with a `register` bound to that plugin, so ownership is known.
 
-    Registration is all-or-nothing per plugin: a plugin whose third tool (or any store kind or
-    migration) is invalid adds nothing at all. A built-in plugin's mistake is a bug and
+    Registration is all-or-nothing per plugin: a plugin whose third tool (or any store kind,
+    migration or resource) is invalid adds nothing at all. A built-in plugin's mistake is a bug and
     raises; a third-party one is reported and skipped.
     """
     registry = Registry()
@@ -108,6 +110,7 @@ def collect(pm: pluggy.PluginManager, infos: list[PluginInfo]) -> Registry:
         pm.hook.register_tools,
         pm.hook.register_store_kinds,
         pm.hook.register_store_migrations,
+        pm.hook.register_resources,
     )
     # get_hookimpls() is in registration order (built-ins first): that is the listing order.
     owners: list[str] = []
@@ -119,13 +122,16 @@ def collect(pm: pluggy.PluginManager, infos: list[PluginInfo]) -> Registry:
         tools: list[Tool] = []
         kinds: list[StoreKind] = []
         migrations: list[StoreMigration] = []
-        sinks: tuple[list[Any], ...] = (tools, kinds, migrations)
+        resources: list[Resource | ResourceTemplate] = []
+        sinks: tuple[list[Any], ...] = (tools, kinds, migrations, resources)
         try:
             for hook, sink in zip(hooks, sinks, strict=True):
                 for impl in hook.get_hookimpls():
                     if impl.plugin_name == owner:
                         impl.function(register=sink.append)
-            registry.add_plugin(owner, tools=tools, kinds=kinds, migrations=migrations)
+            registry.add_plugin(
+                owner, tools=tools, kinds=kinds, migrations=migrations, resources=resources
+            )
         except Exception as exc:
             if owner in DEFAULT_PLUGINS:
                 raise

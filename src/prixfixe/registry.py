@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Iterator
+import logging
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -19,11 +20,15 @@ from prixfixe.kinds import (
     StoreKind,
     StoreMigration,
 )
+from prixfixe.resource import URI_PATTERN, Resource, ResourceTemplate
 from prixfixe.schema import model_schema
 from prixfixe.tool import FACET_NAME_PATTERN, TOOL_NAME_PATTERN, Tool
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
+    from mcp import UriTemplate
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -79,19 +84,49 @@ class RegisteredTool:
         )
 
 
+@dataclass(frozen=True)
+class RegisteredTemplate:
+    """A resource template plus its parsed RFC 6570 form (for expanding and matching)."""
+
+    template: ResourceTemplate
+    parsed: UriTemplate
+
+    @property
+    def prefix(self) -> str:
+        """The literal text before the first expression: a cheap filter before matching."""
+        return self.template.uri_template.split("{", 1)[0]
+
+
+@dataclass(frozen=True)
+class RegistryChange:
+    """What one registration added, by name: what listeners need to decide what to tell."""
+
+    owner: str
+    tools: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+    resources: tuple[str, ...] = ()
+    templates: tuple[str, ...] = ()
+
+
+RegistryListener = Callable[[RegistryChange], None]
+
+
 class Registry:
-    """Tools, store kinds and store migrations (and, as the project grows, step types and
-    resources) by name, each with the plugin that declared it.
+    """Tools, store kinds, store migrations, resources and resource templates (and, as the
+    project grows, step types) by name, each with the plugin that declared it.
 
     Registration order is kept: it is the listing order, so a listing is stable across runs.
     `version` advances on every change so derived caches (search indexes, listings) know when
-    to rebuild.
+    to rebuild; listeners (`subscribe`) are told what each change added.
     """
 
     def __init__(self) -> None:
         self._tools: dict[str, RegisteredTool] = {}
         self._kinds: dict[str, StoreKind] = {}
         self._migrations: dict[str, tuple[StoreMigration, ...]] = {}
+        self._resources: dict[str, Resource] = {}
+        self._templates: dict[str, RegisteredTemplate] = {}
+        self._listeners: dict[object, RegistryListener] = {}
         self.version = 0
 
     def add_tool(self, tool: Tool, *, owner: str) -> None:
@@ -108,19 +143,53 @@ class Registry:
         tools: Iterable[Tool] = (),
         kinds: Iterable[StoreKind] = (),
         migrations: Iterable[StoreMigration] = (),
+        resources: Iterable[Resource | ResourceTemplate] = (),
     ) -> None:
         """Add everything one plugin declared, all or none: all is checked before any is added."""
         batch = self._check_tools(tools, owner)
         kind_batch = self._check_kinds(kinds, owner)
         steps = self._check_migrations(migrations, owner)
+        statics, templates = self._check_resources(resources, owner)
         if batch:
             self._tools.update(batch)
         if kind_batch:
             self._kinds.update(kind_batch)
         if steps:
             self._migrations[owner] = self._migrations.get(owner, ()) + steps
-        if batch or kind_batch or steps:
+        if statics:
+            self._resources.update(statics)
+        if templates:
+            self._templates.update(templates)
+        if batch or kind_batch or steps or statics or templates:
             self.version += 1
+            self._announce(
+                RegistryChange(
+                    owner,
+                    tools=tuple(batch),
+                    kinds=tuple(kind_batch),
+                    resources=tuple(statics),
+                    templates=tuple(templates),
+                )
+            )
+
+    # -- listeners --------------------------------------------------------------------------
+
+    def subscribe(self, listener: RegistryListener) -> Callable[[], None]:
+        """Call `listener` after every change; returns an idempotent unsubscribe."""
+        token = object()
+        self._listeners[token] = listener
+
+        def unsubscribe() -> None:
+            self._listeners.pop(token, None)
+
+        return unsubscribe
+
+    def _announce(self, change: RegistryChange) -> None:
+        for listener in list(self._listeners.values()):
+            try:
+                listener(change)
+            except Exception:
+                log.exception("registry listener failed")
 
     def _check_tools(self, tools: Iterable[Tool], owner: str) -> dict[str, RegisteredTool]:
         batch: dict[str, RegisteredTool] = {}
@@ -189,6 +258,60 @@ class Registry:
                 f"plugin {owner!r} put tool {tool.name!r} in facet {tool.facet!r}; facet names are "
                 "lowercase letters, digits, '_' and '-', starting with a letter"
             )
+
+    def _check_resources(
+        self, items: Iterable[Resource | ResourceTemplate], owner: str
+    ) -> tuple[dict[str, Resource], dict[str, RegisteredTemplate]]:
+        from mcp import InvalidUriTemplate, UriTemplate
+
+        statics: dict[str, Resource] = {}
+        templates: dict[str, RegisteredTemplate] = {}
+        for item in items:
+            if isinstance(item, Resource):
+                _check_resource(item, owner)
+                clash = self._resources.get(item.uri) or statics.get(item.uri)
+                if clash is not None:
+                    raise RegistryError(
+                        f"plugin {owner!r} registered resource {item.uri!r}, already registered "
+                        f"by plugin {clash.owner!r}"
+                    )
+                statics[item.uri] = replace(item, owner=owner)
+            elif isinstance(item, ResourceTemplate):
+                where = f"plugin {owner!r} resource template {item.uri_template!r}"
+                try:
+                    parsed = UriTemplate.parse(item.uri_template)
+                except InvalidUriTemplate as exc:
+                    raise RegistryError(f"{where}: not an RFC 6570 template: {exc}") from None
+                _check_template(item, parsed, where)
+                known = self._templates.get(item.uri_template) or templates.get(item.uri_template)
+                if known is not None:
+                    raise RegistryError(
+                        f"{where} is already registered by plugin {known.template.owner!r}"
+                    )
+                templates[item.uri_template] = RegisteredTemplate(
+                    replace(item, owner=owner), parsed
+                )
+            else:
+                raise RegistryError(
+                    f"plugin {owner!r} registered {item!r}, which is not a Resource or "
+                    "ResourceTemplate"
+                )
+        return statics, templates
+
+    # -- resources --------------------------------------------------------------------------
+
+    @property
+    def resources(self) -> dict[str, Resource]:
+        """Static resources by URI, in registration order."""
+        return dict(self._resources)
+
+    @property
+    def templates(self) -> dict[str, RegisteredTemplate]:
+        """Resource templates by their template string, in registration order."""
+        return dict(self._templates)
+
+    def resource(self, uri: str) -> Resource | None:
+        return self._resources.get(uri)
 
     # -- store declarations ---------------------------------------------------------------
 
@@ -263,3 +386,45 @@ def _check_kind(kind: StoreKind, owner: str) -> None:
             raise RegistryError(
                 f"{where}: indexed field {name!r} must hold text, a number, a boolean or a date"
             )
+
+
+def _check_resource(resource: Resource, owner: str) -> None:
+    where = f"plugin {owner!r} resource {resource.uri!r}"
+    if not isinstance(resource.uri, str) or not URI_PATTERN.match(resource.uri):
+        raise RegistryError(f"{where}: the URI must be absolute (scheme:...) without spaces")
+    if "{" in resource.uri:
+        raise RegistryError(f"{where}: a URI with '{{' is a template; declare a ResourceTemplate")
+    _check_common(resource.name, resource.reader, resource.priority, resource.audience, where)
+    if resource.size is not None and (isinstance(resource.size, bool) or resource.size < 0):
+        raise RegistryError(f"{where}: size must be a number of bytes >= 0")
+
+
+def _check_template(template: ResourceTemplate, parsed: UriTemplate, where: str) -> None:
+    if not URI_PATTERN.match(template.uri_template.replace("{", "x").replace("}", "x")):
+        raise RegistryError(f"{where}: the template must expand to an absolute URI")
+    if not parsed.variables:
+        raise RegistryError(f"{where}: a template needs at least one variable; use a Resource")
+    _check_common(template.name, template.reader, template.priority, template.audience, where)
+    names = set(parsed.variable_names)
+    for name, completer in template.completions.items():
+        if name not in names:
+            raise RegistryError(
+                f"{where}: completion for {name!r}, which is not a variable "
+                f"(variables: {', '.join(parsed.variable_names)})"
+            )
+        if not callable(completer):
+            raise RegistryError(f"{where}: the completer for {name!r} is not callable")
+
+
+def _check_common(
+    name: str, reader: object, priority: float | None, audience: tuple[str, ...], where: str
+) -> None:
+    if not isinstance(name, str) or not name.strip():
+        raise RegistryError(f"{where}: name must be a non-empty string")
+    if not callable(reader):
+        raise RegistryError(f"{where}: reader must be callable")
+    if priority is not None and not 0 <= priority <= 1:
+        raise RegistryError(f"{where}: priority must be between 0 and 1, got {priority!r}")
+    for who in audience:
+        if who not in ("user", "assistant"):
+            raise RegistryError(f"{where}: audience holds 'user' or 'assistant', got {who!r}")

@@ -1,5 +1,8 @@
 """The MCP layer: a thin low-level `Server` over the app. Both protocol revisions the SDK
-serves (2025-11-25 with `initialize`, 2026-07-28 stateless) reach the same handlers."""
+serves (2025-11-25 with `initialize`, 2026-07-28 stateless) reach the same handlers: tools
+through `App.call_tool`, resources through the resource service (`app.resources`), change
+notifications through `app.notifier` (`resources/subscribe` on 2025-11-25,
+`subscriptions/listen` on 2026-07-28)."""
 
 from __future__ import annotations
 
@@ -10,19 +13,48 @@ from typing import Any
 import anyio.to_thread
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
-from mcp.server.lowlevel import Server
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
+from mcp.shared.subscriptions import ResourcesListChanged, ToolsListChanged
 
 from prixfixe import __version__
 from prixfixe.app import App
-from prixfixe.errors import PrixfixeError, to_mcp_error
+from prixfixe.errors import PrixfixeError, UnknownTemplateError, to_mcp_error
 
 SERVER_NAME = "prixfixe"
+#: What the server sends on 2025-11-25 connections, so its capabilities say so truthfully
+#: (2026-07-28 derives the same from serving `subscriptions/listen`).
+NOTIFICATIONS = NotificationOptions(resources_changed=True, tools_changed=True)
+
+
+class PrixfixeServer(Server[Any]):
+    """The SDK's low-level server, advertising the list-changed notifications prixfixe sends.
+
+    Every transport asks the server for its initialization options without arguments; this
+    is the one place to say that `tools` and `resources` send `listChanged`."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NOTIFICATIONS, experimental_capabilities, extensions
+        )
 
 
 def build_server(app: App) -> Server[Any]:
+    notifier = app.notifier
+    resources = app.resources
+
+    def mcp_error(exc: PrixfixeError, ctx: ServerRequestContext[Any]) -> Exception:
+        return to_mcp_error(exc, protocol_version=ctx.protocol_version)
+
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        notifier.listening(ctx, ToolsListChanged)
         return app.list_tools_result()
 
     async def call_tool(
@@ -36,16 +68,77 @@ def build_server(app: App) -> Server[Any]:
     def input_schema(name: str) -> dict[str, Any] | None:
         return app.registry.get(name).input_schema if name in app.registry else None
 
+    async def list_resources(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        notifier.listening(ctx, ResourcesListChanged)
+        try:
+            return resources.list_resources(params.cursor if params else None)
+        except PrixfixeError as exc:
+            raise mcp_error(exc, ctx) from None
+
+    async def list_templates(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        notifier.listening(ctx, ResourcesListChanged)
+        try:
+            return resources.list_templates(params.cursor if params else None)
+        except PrixfixeError as exc:
+            raise mcp_error(exc, ctx) from None
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        try:
+            return await resources.read(params.uri, ctx)
+        except PrixfixeError as exc:
+            raise mcp_error(exc, ctx) from None
+
+    async def subscribe(
+        ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        try:
+            resources.resolve(params.uri)
+        except PrixfixeError as exc:
+            raise mcp_error(exc, ctx) from None
+        notifier.subscribe(ctx, params.uri)
+        return types.EmptyResult()
+
+    async def unsubscribe(
+        ctx: ServerRequestContext[Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        notifier.unsubscribe(ctx, params.uri)
+        return types.EmptyResult()
+
+    async def complete(
+        ctx: ServerRequestContext[Any], params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        ref = params.ref
+        if not isinstance(ref, types.ResourceTemplateReference):
+            # prixfixe registers no prompts, so a prompt reference names nothing here.
+            raise to_mcp_error(
+                UnknownTemplateError(f"no prompt {ref.name!r}: this server has no prompts")
+            )
+        context = params.context.arguments if params.context else None
+        try:
+            completion = await resources.complete(
+                ref.uri, params.argument.name, params.argument.value, context, ctx
+            )
+        except PrixfixeError as exc:
+            raise mcp_error(exc, ctx) from None
+        return types.CompleteResult(completion=completion)
+
     @asynccontextmanager
     async def lifespan(server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
         try:
-            yield {}
+            async with notifier.running():
+                yield {}
         finally:
             # The store opens on first use; whatever opened it, shutdown closes it.
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(app.close_store)
 
-    return Server(
+    return PrixfixeServer(
         SERVER_NAME,
         version=__version__,
         title="prixfixe",
@@ -54,6 +147,13 @@ def build_server(app: App) -> Server[Any]:
         get_tool_input_schema=input_schema,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_templates,
+        on_read_resource=read_resource,
+        on_subscribe_resource=subscribe,
+        on_unsubscribe_resource=unsubscribe,
+        on_subscriptions_listen=notifier.listen,
+        on_completion=complete,
     )
 
 

@@ -8,19 +8,26 @@ no kind's schema is listed. `store_kinds` (facet `store`, not listed) discloses 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
-from typing import Any, Literal
+import json
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from prixfixe.errors import ResourceNotFoundError, UnknownRecordError
 from prixfixe.hookspecs import hookimpl
 from prixfixe.kinds import StoreKind
+from prixfixe.resource import ResourceContext, ResourceTemplate
+from prixfixe.resources.store_uris import RECORD_TEMPLATE
 from prixfixe.schema import model_schema
 from prixfixe.store.api import MAX_LIMIT, StoredRecord
 from prixfixe.store.query import OPERATORS
 from prixfixe.store.records import find_kind
 from prixfixe.tool import Tool, ToolContext, ToolResult
+
+if TYPE_CHECKING:
+    from prixfixe.resource import Resource
 
 # -- built-in kinds -------------------------------------------------------------------------
 
@@ -345,5 +352,61 @@ def register_tools(register: Callable[[Tool], None]) -> None:
                 "show the deadline schema",
             ),
             usage="Call before store_put on a kind you have not used yet.",
+        )
+    )
+
+
+# -- records as resources -------------------------------------------------------------------
+
+
+async def _read_record(ctx: ResourceContext, variables: Mapping[str, str]) -> str:
+    kind, raw_id = variables["kind"], variables["id"]
+    if kind not in ctx.app.registry.kinds or not raw_id.isdigit():
+        raise ResourceNotFoundError(ctx.uri, f"no {kind} record with id {raw_id}")
+    try:
+        stored = await anyio.to_thread.run_sync(lambda: ctx.app.store.get(kind, int(raw_id)))
+    except UnknownRecordError:
+        raise ResourceNotFoundError(ctx.uri, f"no {kind} record with id {raw_id}") from None
+    document = {
+        "kind": stored.kind,
+        "id": stored.id,
+        "gen": stored.gen,
+        "created_gen": stored.created_gen,
+        "schema_version": stored.schema_version,
+        "closed": stored.closed,
+        "close_reason": stored.close_reason,
+        "record": stored.record,
+    }
+    return json.dumps(document, ensure_ascii=False, indent=1) + "\n"
+
+
+def _complete_kind(ctx: ResourceContext, value: str, chosen: Mapping[str, str]) -> list[str]:
+    return [name for name in ctx.app.registry.kinds if name.startswith(value)]
+
+
+async def _complete_id(ctx: ResourceContext, value: str, chosen: Mapping[str, str]) -> list[str]:
+    kind = chosen.get("kind")
+    if kind not in ctx.app.registry.kinds:
+        return []
+    page = await anyio.to_thread.run_sync(
+        lambda: ctx.app.store.query(kind, order_by="-id", limit=MAX_LIMIT, include_closed=True)
+    )
+    return [str(r.id) for r in page.records if str(r.id).startswith(value)]
+
+
+@hookimpl
+def register_resources(register: Callable[[Resource | ResourceTemplate], None]) -> None:
+    register(
+        ResourceTemplate(
+            uri_template=RECORD_TEMPLATE,
+            name="store-record",
+            title="Store record",
+            description=(
+                "One store record as JSON: its fields, generation and whether it is closed. "
+                "Subscribers are told when it changes."
+            ),
+            mime_type="application/json",
+            reader=_read_record,
+            completions={"kind": _complete_kind, "id": _complete_id},
         )
     )

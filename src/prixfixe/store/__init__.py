@@ -17,7 +17,9 @@ from prixfixe.store.api import (
     OwnerSlice,
     Page,
     Store,
+    StoreChange,
     StoredRecord,
+    StoreObserver,
     Written,
     WrittenBatch,
 )
@@ -47,6 +49,8 @@ __all__ = [
     "OwnerSlice",
     "Page",
     "Store",
+    "StoreChange",
+    "StoreObserver",
     "StoredRecord",
     "Written",
     "WrittenBatch",

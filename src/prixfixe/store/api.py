@@ -6,9 +6,9 @@ Nothing here is SQL. The embedded SQLite backend implements it today; a PostgreS
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from prixfixe.kinds import StoreKind
 
@@ -73,6 +73,24 @@ class HistoryEntry:
     reason: str | None
 
 
+@dataclass(frozen=True)
+class StoreChange:
+    """One committed write, as observers are told of it (after the commit).
+
+    `op` is "put" (create or update), "close", or "slice" (an owner's write to its own
+    tables: `owner` names it; `kind` and `ids` are empty)."""
+
+    generation: int
+    op: Literal["put", "close", "slice"]
+    kind: str | None = None
+    ids: tuple[int, ...] = ()
+    owner: str | None = None
+
+
+#: Called after every committed write, on the writing thread; must not block or raise.
+StoreObserver = Callable[[StoreChange], None]
+
+
 class OwnerSlice(Protocol):
     """An owner's private tables. Every statement may name only tables and indexes whose names
     start with `prefix`; anything else (another owner's tables, the core's) is refused."""
@@ -119,5 +137,9 @@ class Store(Protocol):
     def schema_versions(self) -> dict[str, int]: ...
 
     def slice(self, owner: str) -> OwnerSlice: ...
+
+    def observe(self, observer: StoreObserver) -> Callable[[], None]:
+        """Tell `observer` of every committed write; returns an idempotent unsubscribe."""
+        ...
 
     def close(self) -> None: ...

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from prixfixe.errors import StoreAccessError, StoreError
+from prixfixe.store.api import StoreChange
 
 if TYPE_CHECKING:
     from prixfixe.store.sqlite import SQLiteStore
@@ -144,8 +145,10 @@ class SQLiteSlice:
         return self._store.read(work)
 
     def _write(self, run: Callable[[sqlite3.Connection], int]) -> int:
-        def work(conn: sqlite3.Connection, generation: int) -> int:
+        def work(conn: sqlite3.Connection, generation: int) -> tuple[int, int]:
             with authorized(conn, self._auth()):
-                return run(conn)
+                return run(conn), generation
 
-        return self._store.write(work)
+        count, generation = self._store.write(work)
+        self._store.announce(StoreChange(generation, "slice", owner=self.owner))
+        return count

@@ -37,7 +37,9 @@ from prixfixe.store.api import (
     MAX_LIMIT,
     HistoryEntry,
     Page,
+    StoreChange,
     StoredRecord,
+    StoreObserver,
     Written,
     WrittenBatch,
 )
@@ -107,6 +109,7 @@ class SQLiteStore:
         self._secret = b""
         self._prefixes: dict[str, str] = {}
         self._broken: dict[str, str] = {}  # owner -> why its slice and kinds are unavailable
+        self._observers: dict[object, StoreObserver] = {}
 
     @classmethod
     def open(
@@ -382,7 +385,9 @@ class SQLiteStore:
             def insert(conn: sqlite3.Connection, gen: int) -> Written:
                 return Written(self._insert(conn, k, body, gen), gen)
 
-            return self.write(insert)
+            created = self.write(insert)
+            self.announce(StoreChange(created.generation, "put", k.name, (created.id,)))
+            return created
         if not isinstance(record, Mapping):
             validate_record(k, record)  # raises, naming the problem
 
@@ -404,7 +409,9 @@ class SQLiteStore:
             )
             return Written(id, gen)
 
-        return self.write(update)
+        updated = self.write(update)
+        self.announce(StoreChange(updated.generation, "put", k.name, (id,)))
+        return updated
 
     def put_many(self, kind: str, records: Sequence[Mapping[str, Any]]) -> WrittenBatch:
         """Insert `records` in one transaction (one generation): all of them or, if any is
@@ -440,7 +447,10 @@ class SQLiteStore:
                 raise StoreError(f"batch ids of {k.name} are not consecutive; nothing written")
             return WrittenBatch(tuple(range(first, last + 1)), gen)
 
-        return self.write(insert)
+        batch = self.write(insert)
+        if batch.ids:
+            self.announce(StoreChange(batch.generation, "put", k.name, batch.ids))
+        return batch
 
     @staticmethod
     def _insert(conn: sqlite3.Connection, kind: StoreKind, body: str, gen: int) -> int:
@@ -482,7 +492,9 @@ class SQLiteStore:
             )
             return Written(id, gen)
 
-        return self.write(close)
+        closed = self.write(close)
+        self.announce(StoreChange(closed.generation, "close", k.name, (id,)))
+        return closed
 
     def history(self, kind: str, id: int) -> list[HistoryEntry]:
         k = self._kind(kind)
@@ -593,6 +605,25 @@ class SQLiteStore:
         if len(parts) == 1:
             return parts[0], args
         return " UNION ALL ".join(parts) + f" {order} LIMIT ?", [*args, limit]
+
+    # -- observers --------------------------------------------------------------------------
+
+    def observe(self, observer: StoreObserver) -> Callable[[], None]:
+        token = object()
+        self._observers[token] = observer
+
+        def unsubscribe() -> None:
+            self._observers.pop(token, None)
+
+        return unsubscribe
+
+    def announce(self, change: StoreChange) -> None:
+        """Tell observers of a committed write (called after the commit, outside the lock)."""
+        for observer in list(self._observers.values()):
+            try:
+                observer(change)
+            except Exception:
+                log.exception("store observer failed on %s", change)
 
     # -- slices and shutdown ----------------------------------------------------------------
 

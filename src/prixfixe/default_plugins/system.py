@@ -1,0 +1,71 @@
+"""prixfixe's own resources: the capability index in three sizes, and the system health."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+
+from prixfixe.capability_index import INDEX_URIS, MIME_TYPES
+from prixfixe.config import IndexVariant
+from prixfixe.health import HEALTH_URI, health
+from prixfixe.hookspecs import hookimpl
+from prixfixe.resource import Resource, ResourceContext, ResourceReader, ResourceTemplate
+
+_DESCRIPTIONS: dict[IndexVariant, tuple[str, str]] = {
+    "summary": (
+        "Capability index (summary)",
+        "What this server can do, compactly: verbs and topics mapped to the tools, step types "
+        "and store kinds that do them, and the facets. Generated from the registry.",
+    ),
+    "full": (
+        "Capability index (full)",
+        "Every tool, step type, store kind, resource template and prompt, with descriptions, "
+        "JSON Schemas and relationships. Generated from the registry.",
+    ),
+    "stats": (
+        "Capability index (stats)",
+        "Size of the summary and full index in bytes, words, lines and tokens "
+        "(cl100k_base, o200k_base), measured with the real tokenizers.",
+    ),
+}
+
+
+def _index_reader(variant: IndexVariant) -> ResourceReader:
+    def read(ctx: ResourceContext, variables: Mapping[str, str]) -> str:
+        return ctx.app.capability_index.text(variant)
+
+    return read
+
+
+async def _read_health(ctx: ResourceContext, variables: Mapping[str, str]) -> str:
+    return json.dumps(await health(ctx.app), indent=1) + "\n"
+
+
+@hookimpl
+def register_resources(register: Callable[[Resource | ResourceTemplate], None]) -> None:
+    for variant, uri in INDEX_URIS.items():
+        title, description = _DESCRIPTIONS[variant]
+        register(
+            Resource(
+                uri=uri,
+                name=f"capability-index-{variant}",
+                title=title,
+                description=description,
+                mime_type=MIME_TYPES[variant],
+                reader=_index_reader(variant),
+                audience=("assistant",),
+                priority=0.9 if variant == "summary" else 0.5,
+            )
+        )
+    register(
+        Resource(
+            uri=HEALTH_URI,
+            name="system-health",
+            title="System health",
+            description="Store reachable, schema versions, plugins loaded, uptime (JSON).",
+            mime_type="application/json",
+            reader=_read_health,
+            audience=("user", "assistant"),
+            priority=0.3,
+        )
+    )

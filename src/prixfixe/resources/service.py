@@ -1,0 +1,290 @@
+"""The resource service: what `resources/list`, `resources/templates/list`, `resources/read`
+and `completion/complete` answer, from the registry's declarations.
+
+Listings are sorted by URI (templates by their template string) and paged with opaque keyset
+cursors (`paging.py`). A read looks the URI up among static resources first, then matches it
+against the templates in registration order. Not found, a failing reader and an oversized
+answer are `ResourceError`s the MCP layer turns into JSON-RPC errors.
+"""
+
+from __future__ import annotations
+
+import base64
+import inspect
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import mcp_types as types
+
+from prixfixe.errors import (
+    PrixfixeError,
+    ResourceNotFoundError,
+    ResourceReadError,
+    ResourceTooLargeError,
+    UnknownTemplateError,
+)
+from prixfixe.registry import RegisteredTemplate
+from prixfixe.resource import Resource, ResourceBody, ResourceContext, ResourceTemplate
+from prixfixe.resources.paging import window
+
+if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+
+    from prixfixe.app import App
+
+log = logging.getLogger(__name__)
+
+#: The most values one `completion/complete` answer may carry (MCP spec).
+MAX_COMPLETIONS = 100
+RESOURCES_LISTING = "resources/list"
+TEMPLATES_LISTING = "resources/templates/list"
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A URI found: the declaration that serves it and the template's variables."""
+
+    uri: str
+    reader_owner: str
+    declaration: Resource | ResourceTemplate
+    variables: dict[str, str]
+
+
+@dataclass(frozen=True)
+class _Listing:
+    version: int
+    uris: list[str]  # listed static resources, sorted
+    templates: list[str]  # template strings, sorted
+
+
+class ResourceService:
+    """Serves the registry's resources to MCP requests (one per app)."""
+
+    def __init__(self, app: App) -> None:
+        self.app = app
+        settings = app.config.model.resources
+        self.page_size = settings.page_size
+        self.max_read_bytes = settings.max_read_bytes
+        self._hidden = _unadvertised(settings.capability_index.advertise)
+        self._listing: _Listing | None = None
+        self._wire: dict[str, types.Resource] = {}
+
+    # -- listing ----------------------------------------------------------------------------
+
+    def _current(self) -> _Listing:
+        registry = self.app.registry
+        if self._listing is None or self._listing.version != registry.version:
+            uris = sorted(
+                uri for uri, r in registry.resources.items() if r.listed and uri not in self._hidden
+            )
+            self._listing = _Listing(registry.version, uris, sorted(registry.templates))
+            self._wire = {}
+        return self._listing
+
+    def list_resources(self, cursor: str | None = None) -> types.ListResourcesResult:
+        listing = self._current()
+        page = window(RESOURCES_LISTING, listing.uris, cursor, self.page_size)
+        resources = [self._wire_resource(uri) for uri in listing.uris[page.start : page.stop]]
+        return types.ListResourcesResult(resources=resources, next_cursor=page.next_cursor)
+
+    def list_templates(self, cursor: str | None = None) -> types.ListResourceTemplatesResult:
+        listing = self._current()
+        page = window(TEMPLATES_LISTING, listing.templates, cursor, self.page_size)
+        templates = self.app.registry.templates
+        chosen = listing.templates[page.start : page.stop]
+        return types.ListResourceTemplatesResult(
+            resource_templates=[_wire_template(templates[t].template) for t in chosen],
+            next_cursor=page.next_cursor,
+        )
+
+    def _wire_resource(self, uri: str) -> types.Resource:
+        # Built on first listing and kept until the registry changes: pages stay byte-stable.
+        wire = self._wire.get(uri)
+        if wire is None:
+            r = self.app.registry.resource(uri)
+            assert r is not None  # the listing holds only registered URIs
+            wire = types.Resource(
+                uri=r.uri,
+                name=r.name,
+                title=r.title,
+                description=r.description,
+                mime_type=r.mime_type,
+                size=r.size,
+                annotations=_annotations(r.audience, r.priority, r.last_modified),
+            )
+            self._wire[uri] = wire
+        return wire
+
+    # -- resolving and reading --------------------------------------------------------------
+
+    def resolve(self, uri: str) -> Resolved:
+        """The declaration serving `uri`; `ResourceNotFoundError` when none does."""
+        registry = self.app.registry
+        static = registry.resource(uri)
+        if static is not None:
+            return Resolved(uri, static.owner, static, {})
+        for entry in registry.templates.values():
+            variables = _match(entry, uri)
+            if variables is not None:
+                return Resolved(uri, entry.template.owner, entry.template, variables)
+        raise ResourceNotFoundError(uri)
+
+    def exists(self, uri: str) -> bool:
+        try:
+            self.resolve(uri)
+        except ResourceNotFoundError:
+            return False
+        return True
+
+    async def read(
+        self, uri: str, request: ServerRequestContext[Any] | None = None
+    ) -> types.ReadResourceResult:
+        """Read `uri`: text and blob contents with their MIME types, bounded in size."""
+        found = self.resolve(uri)
+        declared = found.declaration
+        if isinstance(declared, Resource) and (declared.size or 0) > self.max_read_bytes:
+            raise ResourceTooLargeError(uri, declared.size or 0, self.max_read_bytes)
+        context = ResourceContext(app=self.app, uri=uri, owner=found.reader_owner, request=request)
+        try:
+            output = declared.reader(context, found.variables)
+            if inspect.isawaitable(output):
+                output = await output
+        except PrixfixeError:
+            raise
+        except Exception as exc:
+            log.exception("reader of %s failed", uri)
+            raise ResourceReadError(uri, f"{type(exc).__name__}: {exc}") from exc
+        bodies = _bodies(uri, output)
+        size = sum(
+            len(b.blob) if b.blob is not None else len((b.text or "").encode()) for b in bodies
+        )
+        if size > self.max_read_bytes:
+            raise ResourceTooLargeError(uri, size, self.max_read_bytes)
+        return types.ReadResourceResult(
+            contents=[_wire_contents(uri, declared.mime_type, b) for b in bodies]
+        )
+
+    # -- completion -------------------------------------------------------------------------
+
+    async def complete(
+        self,
+        template: str,
+        argument: str,
+        value: str,
+        chosen: Mapping[str, str] | None = None,
+        request: ServerRequestContext[Any] | None = None,
+    ) -> types.Completion:
+        """Candidate values for one variable of a registered template, filtered by prefix."""
+        entry = self.app.registry.templates.get(template)
+        if entry is None:
+            raise UnknownTemplateError(
+                f"no resource template {template!r} (resources/templates/list shows them)",
+                uri=template,
+            )
+        names = entry.parsed.variable_names
+        if argument not in names:
+            raise UnknownTemplateError(
+                f"resource template {template!r} has no variable {argument!r} "
+                f"(variables: {', '.join(names)})",
+                uri=template,
+                argument=argument,
+            )
+        completer = entry.template.completions.get(argument)
+        if completer is None:
+            return types.Completion(values=[], total=0, has_more=False)
+        context = ResourceContext(
+            app=self.app, uri=template, owner=entry.template.owner, request=request
+        )
+        try:
+            found = completer(context, value, dict(chosen or {}))
+            if inspect.isawaitable(found):
+                found = await found
+        except PrixfixeError:
+            raise
+        except Exception as exc:
+            log.exception("completer of %s {%s} failed", template, argument)
+            raise ResourceReadError(
+                template, f"completing {argument!r} failed: {type(exc).__name__}: {exc}"
+            ) from exc
+        matches = [v for v in dict.fromkeys(found) if v.startswith(value)]
+        return types.Completion(
+            values=matches[:MAX_COMPLETIONS],
+            total=len(matches),
+            has_more=len(matches) > MAX_COMPLETIONS,
+        )
+
+
+def _unadvertised(advertise: Sequence[str]) -> frozenset[str]:
+    from prixfixe.capability_index import INDEX_URIS
+
+    return frozenset(uri for variant, uri in INDEX_URIS.items() if variant not in advertise)
+
+
+def _match(entry: RegisteredTemplate, uri: str) -> dict[str, str] | None:
+    if not uri.startswith(entry.prefix):
+        return None
+    found = entry.parsed.match(uri)
+    if found is None:
+        return None
+    # Exploded variables come back as lists; readers get text, so join them as the URI did.
+    return {k: v if isinstance(v, str) else ",".join(v) for k, v in found.items()}
+
+
+def _annotations(
+    audience: tuple[str, ...], priority: float | None, last_modified: str | None
+) -> types.Annotations | None:
+    if not audience and priority is None and last_modified is None:
+        return None
+    return types.Annotations(
+        audience=list(audience) or None,
+        priority=priority,
+        last_modified=last_modified,
+    )
+
+
+def _wire_template(t: ResourceTemplate) -> types.ResourceTemplate:
+    return types.ResourceTemplate(
+        uri_template=t.uri_template,
+        name=t.name,
+        title=t.title,
+        description=t.description,
+        mime_type=t.mime_type,
+        annotations=_annotations(t.audience, t.priority, None),
+    )
+
+
+def _bodies(uri: str, output: object) -> list[ResourceBody]:
+    if isinstance(output, str):
+        return [ResourceBody(text=output)]
+    if isinstance(output, bytes | bytearray | memoryview):
+        return [ResourceBody(blob=bytes(output))]
+    if isinstance(output, ResourceBody):
+        return [output]
+    if isinstance(output, list | tuple) and all(isinstance(b, ResourceBody) for b in output):
+        return list(output)
+    raise ResourceReadError(
+        uri,
+        f"the reader returned {type(output).__name__}; readers return str, bytes, "
+        "ResourceBody or a list of ResourceBody",
+    )
+
+
+def _size(body: ResourceBody) -> int:
+    return len(body.blob) if body.blob is not None else len((body.text or "").encode())
+
+
+def _wire_contents(
+    uri: str, default_mime: str | None, body: ResourceBody
+) -> types.TextResourceContents | types.BlobResourceContents:
+    target = body.uri or uri
+    if body.blob is not None:
+        return types.BlobResourceContents(
+            uri=target,
+            mime_type=body.mime_type or default_mime or "application/octet-stream",
+            blob=base64.b64encode(body.blob).decode("ascii"),
+        )
+    return types.TextResourceContents(
+        uri=target, mime_type=body.mime_type or default_mime or "text/plain", text=body.text or ""
+    )

@@ -1,0 +1,74 @@
+"""Resources are declared, checked, and registered all-or-nothing per plugin."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from prixfixe import Resource, ResourceTemplate, hookimpl
+from prixfixe.errors import RegistryError
+from prixfixe.registry import Registry
+from tests.conftest import AppFactory
+
+
+def _read(ctx: object, variables: object) -> str:
+    return ""
+
+
+def test_a_plugin_with_one_bad_resource_registers_none_of_them(make_app: AppFactory) -> None:
+    class HalfBroken:
+        __name__ = "half_broken"
+
+        @hookimpl
+        def register_resources(
+            self, register: Callable[[Resource | ResourceTemplate], None]
+        ) -> None:
+            register(Resource(uri="fine://one", name="one", reader=_read))
+            register(ResourceTemplate(uri_template="bad://{a}{b}", name="two", reader=_read))
+
+    app = make_app(plugins=[HalfBroken()])
+    assert "fine://one" not in app.registry.resources
+    (info,) = [p for p in app.plugins if p.name == "half_broken"]
+    assert info.status.startswith("failed: plugin 'half_broken' resource template 'bad://{a}{b}'")
+
+
+@pytest.mark.parametrize(
+    ("item", "message"),
+    [
+        (Resource(uri="no-scheme", name="x", reader=_read), "must be absolute"),
+        (Resource(uri="a://{x}", name="x", reader=_read), "declare a ResourceTemplate"),
+        (Resource(uri="a://x", name=" ", reader=_read), "name must be a non-empty string"),
+        (Resource(uri="a://x", name="x", reader=_read, priority=2), "between 0 and 1"),
+        (Resource(uri="a://x", name="x", reader=_read, audience=("robot",)), "audience"),  # type: ignore[arg-type]
+        (ResourceTemplate(uri_template="a://fixed", name="x", reader=_read), "needs at least one"),
+        (
+            ResourceTemplate(
+                uri_template="a://{x}", name="x", reader=_read, completions={"y": _read}
+            ),
+            "completion for 'y', which is not a variable (variables: x)",
+        ),
+        ("a://x", "is not a Resource or ResourceTemplate"),
+    ],
+)
+def test_invalid_declarations_are_refused_with_the_reason(item: object, message: str) -> None:
+    with pytest.raises(RegistryError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        Registry().add_plugin("p", resources=[item])  # type: ignore[list-item]
+
+
+def test_a_uri_or_template_registered_twice_names_the_first_owner() -> None:
+    registry = Registry()
+    registry.add_plugin(
+        "first",
+        resources=[
+            Resource(uri="a://x", name="x", reader=_read),
+            ResourceTemplate(uri_template="a://t/{x}", name="t", reader=_read),
+        ],
+    )
+    with pytest.raises(RegistryError, match="already registered by plugin 'first'"):
+        registry.add_plugin("second", resources=[Resource(uri="a://x", name="x", reader=_read)])
+    with pytest.raises(RegistryError, match="already registered by plugin 'first'"):
+        registry.add_plugin(
+            "second", resources=[ResourceTemplate(uri_template="a://t/{x}", name="t", reader=_read)]
+        )
+    assert registry.resources["a://x"].owner == "first"
