@@ -1,7 +1,8 @@
 """prixfixe: an MCP server whose cost to an agent's context stays flat however much it can do.
 
 A plugin needs only what is exported here: `hookimpl`, `Tool`, `ToolContext`, `ToolResult`,
-and for the store `StoreKind` and `StoreMigration`.
+for the store `StoreKind` and `StoreMigration`, and for routines `StepType`, `StepContext`,
+`StepOutput`, `StepFailure` and `Secret`.
 """
 
 from importlib.metadata import PackageNotFoundError, version
@@ -11,11 +12,19 @@ try:
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0.0.0+unknown"
 
+from prixfixe.errors import StepFailure
 from prixfixe.hookspecs import hookimpl
 from prixfixe.kinds import StoreKind, StoreMigration
+from prixfixe.secrets import Secret
+from prixfixe.steps import StepContext, StepOutput, StepType
 from prixfixe.tool import Tool, ToolContext, ToolResult
 
 __all__ = [
+    "Secret",
+    "StepContext",
+    "StepFailure",
+    "StepOutput",
+    "StepType",
     "StoreKind",
     "StoreMigration",
     "Tool",

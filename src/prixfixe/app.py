@@ -29,6 +29,7 @@ from prixfixe.validation import validate_arguments
 
 if TYPE_CHECKING:
     from prixfixe.finder import Finder
+    from prixfixe.routines.service import Routines
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +47,8 @@ class App:
     _listing: tuple[int, types.ListToolsResult] | None = field(default=None, repr=False)
     _store: Store | None = field(default=None, repr=False)
     _store_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    #: The working directory: where a config-less routine and inline steps resolve paths.
+    cwd: Path = field(default_factory=Path.cwd)
 
     @classmethod
     def build(
@@ -63,7 +66,23 @@ class App:
         registry = collect(pm, infos)
         exposure = resolve_exposure(config, env, narrow=facet)
         check_known_facets(exposure, registry.facets(), config)
-        return cls(config=config, exposure=exposure, registry=registry, plugins=infos, env=env)
+        app = cls(
+            config=config,
+            exposure=exposure,
+            registry=registry,
+            plugins=infos,
+            env=env,
+            cwd=Path.cwd() if cwd is None else cwd,
+        )
+        app.routines  # noqa: B018 - a typo in a routine's step is a config error now, not later
+        return app
+
+    @cached_property
+    def routines(self) -> Routines:
+        """Configured and built-in routines, and the exec gate their steps define."""
+        from prixfixe.routines.service import Routines
+
+        return Routines.load(self.config, self.registry.step_types, self.env, self.cwd)
 
     @cached_property
     def finder(self) -> Finder:

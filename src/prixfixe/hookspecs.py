@@ -14,6 +14,7 @@ from collections.abc import Callable
 import pluggy
 
 from prixfixe.kinds import StoreKind, StoreMigration
+from prixfixe.steps import StepType
 from prixfixe.tool import Tool
 
 PROJECT_NAME = "prixfixe"
@@ -35,3 +36,8 @@ def register_store_kinds(register: Callable[[StoreKind], None]) -> None:
 @hookspec
 def register_store_migrations(register: Callable[[StoreMigration], None]) -> None:
     """Declare the plugin's own store tables: `register(StoreMigration(...))`, oldest first."""
+
+
+@hookspec
+def register_step_types(register: Callable[[StepType], None]) -> None:
+    """Declare step types for routines: call `register(StepType(...))` once per type."""

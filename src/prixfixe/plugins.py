@@ -22,6 +22,7 @@ from prixfixe import hookspecs
 from prixfixe.errors import PrixfixeError
 from prixfixe.kinds import StoreKind, StoreMigration
 from prixfixe.registry import Registry
+from prixfixe.steps import StepType
 from prixfixe.tool import Tool
 
 log = logging.getLogger(__name__)
@@ -31,6 +32,11 @@ LOAD_PLUGINS_ENV = "PRIXFIXE_LOAD_PLUGINS"
 DEFAULT_PLUGINS: tuple[str, ...] = (
     "prixfixe.default_plugins.discovery",
     "prixfixe.default_plugins.store",
+    "prixfixe.default_plugins.routines",
+    "prixfixe.default_plugins.git_steps",
+    "prixfixe.default_plugins.calendar_steps",
+    "prixfixe.default_plugins.board_steps",
+    "prixfixe.default_plugins.program_steps",
 )
 
 
@@ -99,8 +105,8 @@ def build_plugin_manager(
 def collect(pm: pluggy.PluginManager, infos: list[PluginInfo]) -> Registry:
     """Call every plugin's hooks with a `register` bound to that plugin, so ownership is known.
 
-    Registration is all-or-nothing per plugin: a plugin whose third tool (or any store kind or
-    migration) is invalid adds nothing at all. A built-in plugin's mistake is a bug and
+    Registration is all-or-nothing per plugin: a plugin whose third tool (or any store kind,
+    migration or step type) is invalid adds nothing at all. A built-in plugin's mistake is a bug and
     raises; a third-party one is reported and skipped.
     """
     registry = Registry()
@@ -108,6 +114,7 @@ def collect(pm: pluggy.PluginManager, infos: list[PluginInfo]) -> Registry:
         pm.hook.register_tools,
         pm.hook.register_store_kinds,
         pm.hook.register_store_migrations,
+        pm.hook.register_step_types,
     )
     # get_hookimpls() is in registration order (built-ins first): that is the listing order.
     owners: list[str] = []
@@ -119,13 +126,16 @@ def collect(pm: pluggy.PluginManager, infos: list[PluginInfo]) -> Registry:
         tools: list[Tool] = []
         kinds: list[StoreKind] = []
         migrations: list[StoreMigration] = []
-        sinks: tuple[list[Any], ...] = (tools, kinds, migrations)
+        step_types: list[StepType] = []
+        sinks: tuple[list[Any], ...] = (tools, kinds, migrations, step_types)
         try:
             for hook, sink in zip(hooks, sinks, strict=True):
                 for impl in hook.get_hookimpls():
                     if impl.plugin_name == owner:
                         impl.function(register=sink.append)
-            registry.add_plugin(owner, tools=tools, kinds=kinds, migrations=migrations)
+            registry.add_plugin(
+                owner, tools=tools, kinds=kinds, migrations=migrations, step_types=step_types
+            )
         except Exception as exc:
             if owner in DEFAULT_PLUGINS:
                 raise

@@ -20,6 +20,7 @@ from prixfixe.kinds import (
     StoreMigration,
 )
 from prixfixe.schema import model_schema
+from prixfixe.steps import STEP_TYPE_PATTERN, VERSION_PATTERN, StepType
 from prixfixe.tool import FACET_NAME_PATTERN, TOOL_NAME_PATTERN, Tool
 
 if TYPE_CHECKING:
@@ -80,7 +81,7 @@ class RegisteredTool:
 
 
 class Registry:
-    """Tools, store kinds and store migrations (and, as the project grows, step types and
+    """Tools, store kinds, store migrations and step types (and, as the project grows,
     resources) by name, each with the plugin that declared it.
 
     Registration order is kept: it is the listing order, so a listing is stable across runs.
@@ -92,6 +93,7 @@ class Registry:
         self._tools: dict[str, RegisteredTool] = {}
         self._kinds: dict[str, StoreKind] = {}
         self._migrations: dict[str, tuple[StoreMigration, ...]] = {}
+        self._step_types: dict[str, StepType] = {}
         self.version = 0
 
     def add_tool(self, tool: Tool, *, owner: str) -> None:
@@ -108,18 +110,22 @@ class Registry:
         tools: Iterable[Tool] = (),
         kinds: Iterable[StoreKind] = (),
         migrations: Iterable[StoreMigration] = (),
+        step_types: Iterable[StepType] = (),
     ) -> None:
         """Add everything one plugin declared, all or none: all is checked before any is added."""
         batch = self._check_tools(tools, owner)
         kind_batch = self._check_kinds(kinds, owner)
         steps = self._check_migrations(migrations, owner)
+        type_batch = self._check_step_types(step_types, owner)
+        if type_batch:
+            self._step_types.update(type_batch)
         if batch:
             self._tools.update(batch)
         if kind_batch:
             self._kinds.update(kind_batch)
         if steps:
             self._migrations[owner] = self._migrations.get(owner, ()) + steps
-        if batch or kind_batch or steps:
+        if batch or kind_batch or steps or type_batch:
             self.version += 1
 
     def _check_tools(self, tools: Iterable[Tool], owner: str) -> dict[str, RegisteredTool]:
@@ -190,6 +196,19 @@ class Registry:
                 "lowercase letters, digits, '_' and '-', starting with a letter"
             )
 
+    def _check_step_types(self, step_types: Iterable[StepType], owner: str) -> dict[str, StepType]:
+        batch: dict[str, StepType] = {}
+        for step_type in step_types:
+            _check_step_type(step_type, owner)
+            clash = self._step_types.get(step_type.name) or batch.get(step_type.name)
+            if clash is not None:
+                raise RegistryError(
+                    f"plugin {owner!r} registered step type {step_type.name!r}, already "
+                    f"registered by plugin {clash.owner!r}"
+                )
+            batch[step_type.name] = replace(step_type, owner=owner)
+        return batch
+
     # -- store declarations ---------------------------------------------------------------
 
     @property
@@ -201,6 +220,13 @@ class Registry:
     def migrations(self) -> dict[str, tuple[StoreMigration, ...]]:
         """Each owner's declared migrations, oldest first."""
         return dict(self._migrations)
+
+    # -- step types -------------------------------------------------------------------------
+
+    @property
+    def step_types(self) -> dict[str, StepType]:
+        """Step types by name, in registration order. Not tools: they are never listed."""
+        return dict(self._step_types)
 
     # -- tools ------------------------------------------------------------------------------
 
@@ -263,3 +289,31 @@ def _check_kind(kind: StoreKind, owner: str) -> None:
             raise RegistryError(
                 f"{where}: indexed field {name!r} must hold text, a number, a boolean or a date"
             )
+
+
+def _check_step_type(step_type: StepType, owner: str) -> None:
+    if not isinstance(step_type, StepType):
+        raise RegistryError(f"plugin {owner!r} registered {step_type!r}, which is not a StepType")
+    where = f"plugin {owner!r} step type {step_type.name!r}"
+    if not STEP_TYPE_PATTERN.match(step_type.name):
+        raise RegistryError(
+            f"{where}: step type names are lowercase letters, digits, '-', '_' and '.', "
+            "starting with a letter"
+        )
+    if not VERSION_PATTERN.match(str(step_type.version)):
+        raise RegistryError(
+            f"{where}: version must be 'MAJOR.MINOR' (e.g. '1.0'), got {step_type.version!r}"
+        )
+    for label, model in (
+        ("params_model", step_type.params_model),
+        ("data_model", step_type.data_model),
+    ):
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            raise RegistryError(f"{where}: {label} must be a pydantic model class")
+    if step_type.params_model.model_config.get("extra") != "forbid":
+        raise RegistryError(
+            f"{where}: params_model must set model_config = ConfigDict(extra='forbid'), so a "
+            "typo in a step's key is an error instead of being ignored"
+        )
+    if not callable(step_type.handler):
+        raise RegistryError(f"{where}: handler is not callable")
