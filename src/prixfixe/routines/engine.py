@@ -64,9 +64,12 @@ def check_runnable(routine: Routine, gate: ExecGate) -> None:
     refused = refusals(routine, gate)
     if routine.steps and len(refused) == len(routine.steps):
         listing = "; ".join(f"step {s!r} needs {', '.join(p)}" for s, p in refused.items())
+        inline = "; inline steps may use only programs already granted" * (
+            routine.source == "inline"
+        )
         raise RoutineError(
             f"the exec gate refuses every step of this run: {listing}. The grant is "
-            f"{gate.grant.describe()}; inline steps may use only programs already granted",
+            f"{gate.grant.describe()}{inline}",
             refused=refused,
         )
 

@@ -147,7 +147,9 @@ def parse_step(
     try:
         model = type_.params_model.model_validate(params)
     except ValidationError as exc:
-        problems = [_params_problem(e, type_.params_model) for e in exc.errors()]
+        # A misspelt key usually also leaves a required one missing: name the typo first.
+        errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
+        problems = [_params_problem(e, type_.params_model) for e in errors]
         raise _Problem(problems[0][0], f"{where}: " + "; ".join(p[1] for p in problems)) from None
     programs = tuple(program_key(p, base_dir) for p in type_.declared_programs(model))
     programs += tuple(
