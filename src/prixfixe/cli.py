@@ -678,14 +678,25 @@ def steps_list(type_name: str | None, as_json: bool) -> None:
 @steps.command("golden")
 @click.argument("directory", type=click.Path(file_okay=False))
 @click.option("--write", is_flag=True, help="Write the current schemas (after a version bump).")
+@click.option(
+    "--plugin",
+    "plugins",
+    multiple=True,
+    metavar="NAME",
+    help="Only step types of plugins whose name starts with NAME (repeatable).",
+)
 @friendly
-def steps_golden(directory: str, write: bool) -> None:
+def steps_golden(directory: str, write: bool, plugins: tuple[str, ...]) -> None:
     """Check each step type's data schema against DIRECTORY/<type>.json (or --write them)."""
     from pathlib import Path
 
     from prixfixe.routines.contract import check_goldens, write_goldens
 
-    types_ = list(_app().registry.step_types.values())
+    types_ = [
+        t
+        for t in _app().registry.step_types.values()
+        if not plugins or t.owner.startswith(plugins)
+    ]
     if write:
         written = write_goldens(types_, Path(directory))
         click.echo(f"Wrote {len(written)} of {len(types_)} golden schemas in {directory}.")

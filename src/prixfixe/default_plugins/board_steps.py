@@ -104,7 +104,9 @@ def scan(board: Path, params: BoardParams, today: dt.date) -> BoardData:
     names = params.lanes if params.lanes is not None else sorted(lanes)
     out = []
     for name in names:
-        tasks = sorted(lanes.get(name, []), key=lambda t: (t.due or dt.date.max, t.title))
+        tasks = sorted(
+            lanes.get(name, []), key=lambda t: (t.due or dt.date.max, t.title.casefold())
+        )
         out.append(Lane(name=name, done=name in params.done, count=len(tasks), tasks=tasks))
     return BoardData(
         path=str(board),

@@ -3,6 +3,7 @@ routine through to a kept report. The tools and the CLI both come through here."
 
 from __future__ import annotations
 
+import datetime as dt
 import difflib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -91,12 +92,13 @@ class Routines:
         *,
         pins: Mapping[str, int] | None = None,
         on_step: engine.OnStep | None = None,
+        today: dt.date | None = None,
     ) -> StoredReport:
         """Run `routine` and keep its report; a pin the data no longer meets refuses the run
-        before anything starts."""
+        before anything starts. `today` is the date steps count from (default: today)."""
         self.check_pins(routine, pins)
         outcome = await engine.run(
-            routine, gate=self.gate, env=self.env, store=store, on_step=on_step
+            routine, gate=self.gate, env=self.env, store=store, on_step=on_step, today=today
         )
         return await anyio.to_thread.run_sync(
             lambda: archive.save(

@@ -1,0 +1,155 @@
+"""`prixfixe run`, `routines`, `steps` and `report` as people use them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from prixfixe.cli import cli
+from tests.gitrepos import remote_and_clone
+
+PY = json.dumps(sys.executable)
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def fresh_machine(tmp_path: Path) -> dict[str, str]:
+    """An environment with no prixfixe config, data or git identity."""
+    home = tmp_path / "fresh-home"
+    home.mkdir()
+    return {
+        "PATH": os.environ["PATH"],
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "LANG": "C.UTF-8",
+    }
+
+
+def test_zero_config_run_morning_on_a_fresh_machine_is_a_useful_report(tmp_path: Path) -> None:
+    workdir = tmp_path / "somewhere"
+    workdir.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "prixfixe", "run", "morning"],
+        cwd=workdir,
+        env=fresh_machine(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    out = done.stdout
+    assert out.startswith("# morning\n")
+    for section in ("## reminders", "## deadline-calc", "## countdown-calc"):
+        assert section in out
+    assert "## git" not in out  # not a repository here
+    assert "copy `examples/prixfixe.toml`" in out
+    assert (tmp_path / "fresh-home" / ".local" / "share" / "prixfixe" / "store.sqlite3").exists()
+
+
+def test_zero_config_run_morning_in_a_repository_shows_its_git_status(tmp_path: Path) -> None:
+    _, repo = remote_and_clone(tmp_path)
+    (repo / "README.md").write_text("edited\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "prixfixe", "run", "morning", "--format", "data"],
+        cwd=repo,
+        env=fresh_machine(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    git = report["steps"][0]
+    assert git["type"] == "git-status"
+    assert git["data"]["repos"][0]["status"] == "dirty"
+
+
+def test_run_format_data_prints_the_report_json_and_report_shows_it_again(tmp_path: Path) -> None:
+    (tmp_path / "prixfixe.toml").write_text(
+        f'[routines.hi]\n[[routines.hi.steps]]\ntype = "script"\ncommand = [{PY}, "-c", '
+        '"print(42)"]\n'
+    )
+    code, out, _ = run("run", "hi", "--format", "data")
+    assert code == 0
+    report = json.loads(out)
+    assert report["steps"][0]["data"]["output"] == "42"
+    code, again, _ = run("report", "--format", "data")
+    assert json.loads(again) == report
+    code, markdown, _ = run("report", str(report["generation"]))
+    assert markdown.startswith("# hi\n")
+    code, both, _ = run("report", "--routine", "hi", "--format", "both")
+    assert both.startswith("# hi")
+    assert '"routine": "hi"' in both
+
+
+def test_dry_run_describes_steps_programs_and_grant_and_runs_nothing(tmp_path: Path) -> None:
+    (tmp_path / "prixfixe.toml").write_text(
+        "[leash]\nexec = ['git']\n"
+        '[routines.r]\n[[routines.r.steps]]\ntype = "git-status"\nrepos = ["."]\nparallel = true\n'
+        '[[routines.r.steps]]\ntype = "git-unpushed"\nrepos = ["."]\nparallel = true\n'
+        f'[[routines.r.steps]]\ntype = "script"\nname = "touch"\ncommand = [{PY}, "-c", '
+        f"\"open('ran', 'w')\"]\nsecrets = {{ TOKEN = {{ env = \"SOME_TOKEN\" }} }}\n"
+    )
+    code, out, _ = run("run", "r", "--dry-run")
+    assert code == 0
+    assert "would run 3 steps; nothing was run" in out
+    assert "Batch 1 (in parallel)" in out
+    assert f"{sys.executable} (refused)" in out
+    assert "secret TOKEN from env SOME_TOKEN" in out
+    assert "Exec grant: git" in out
+    assert not (tmp_path / "ran").exists()
+    code, plan, _ = run("run", "r", "--dry-run", "--format", "data")
+    data = json.loads(plan)
+    assert data["batches"] == [["git-status", "git-unpushed"], ["touch"]]
+    assert data["steps"][2]["refused"] == [sys.executable]
+    code, _, err = run("report")
+    assert code == 1
+    assert "no report yet" in err
+
+
+def test_a_failed_step_exits_1_after_printing_the_report(tmp_path: Path) -> None:
+    (tmp_path / "prixfixe.toml").write_text(
+        '[routines.r]\n[[routines.r.steps]]\ntype = "board-scan"\npath = "missing"\n'
+    )
+    code, out, err = run("run", "r")
+    assert code == 1
+    assert "## board-scan — failed (not-found)" in out
+    assert "Traceback" not in err
+
+
+def test_unknown_routine_and_config_typos_are_one_line_errors(tmp_path: Path) -> None:
+    code, out, err = run("run", "mornign")
+    assert code == 1
+    assert out == ""
+    assert "prixfixe: error: unknown routine 'mornign'; did you mean 'morning'?" in err
+    (tmp_path / "prixfixe.toml").write_text(
+        '[routines.r]\n[[routines.r.steps]]\ntype = "reminders"\nday = 3\n'
+    )
+    code, _, err = run("run", "r")
+    assert code == 2
+    assert "key 'routines.r.steps[0].day'" in err
+    assert "unknown key 'day'; did you mean 'days'?" in err
+
+
+def test_routines_and_steps_list_what_exists() -> None:
+    code, out, _ = run("routines", "--json")
+    assert code == 0
+    assert [r["name"] for r in json.loads(out)] == ["morning"]
+    code, out, _ = run("steps", "list")
+    assert code == 0
+    assert "git-status" in out
+    assert "board-scan" in out
+    code, out, _ = run("steps", "list", "git-tend")
+    assert json.loads(out)["programs"] == ["git"]
