@@ -105,7 +105,7 @@ def test_dry_run_describes_steps_programs_and_grant_and_runs_nothing(tmp_path: P
     code, out, _ = run("run", "r", "--dry-run")
     assert code == 0
     assert "would run 3 steps; nothing was run" in out
-    assert "Batch 1 (in parallel)" in out
+    assert "in parallel (2 steps at once):" in out
     assert f"{sys.executable} (refused)" in out
     assert "secret TOKEN from env SOME_TOKEN" in out
     assert "Exec grant: git" in out

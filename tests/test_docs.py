@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import tomllib
 import types
@@ -155,3 +156,54 @@ def test_store_doc_filter_example_is_valid_for_reminders(tmp_path: Path) -> None
     finally:
         app.close_store()
     assert page.records == []
+
+
+def test_routines_doc_config_examples_and_the_example_config_are_valid(tmp_path: Path) -> None:
+    for block in _blocks(ROOT / "docs" / "routines.md", "toml"):
+        validate_config(tomllib.loads(block), file="docs/routines.md")
+    example = ROOT / "examples" / "prixfixe.toml"
+    app = App.build(
+        env={"PRIXFIXE_CONFIG": str(example), "PRIXFIXE_HOME": str(tmp_path)}, cwd=tmp_path
+    )
+    assert {"morning", "tidy"} <= set(app.routines.routines)
+    assert app.routines.get("morning").source == str(example)
+
+
+def test_every_built_in_step_type_and_param_is_documented() -> None:
+    from prixfixe.plugins import DEFAULT_PLUGINS
+
+    text = (ROOT / "docs" / "routines.md").read_text()
+    headings = re.findall(r"^### (.+)$", text, flags=re.MULTILINE)
+    registry = App.build(env={}).registry
+    for step_type in registry.step_types.values():
+        if step_type.owner not in DEFAULT_PLUGINS:
+            continue
+        assert any(f"`{step_type.name}`" in h for h in headings), step_type.name
+        assert f"| `{step_type.name}` | {step_type.version} |" in text, step_type.name
+        for param in step_type.params_model.model_fields:
+            assert f"| `{param}` |" in text, f"{step_type.name}.{param} is not documented"
+
+
+def test_the_step_type_example_registers_and_runs(tmp_path: Path) -> None:
+    (code,) = _blocks(ROOT / "docs" / "routines.md", "python")
+    module = types.ModuleType("docs_step_plugin")
+    exec(compile(code, "docs/routines.md", "exec", dont_inherit=True), module.__dict__)
+    (tmp_path / "prixfixe.toml").write_text(
+        '[routines.up]\n[[routines.up.steps]]\ntype = "uptime"\nwarn_days = 1\n'
+    )
+    app = App.build(
+        env={"PRIXFIXE_HOME": str(tmp_path / "home"), "PATH": os.environ["PATH"]},
+        cwd=tmp_path,
+        extra_plugins=[module],
+    )
+
+    async def scenario() -> dict[str, object] | None:
+        async with Client(build_server(app), mode="legacy") as client:
+            result = await client.call_tool("routine_run", {"name": "up", "format": "data"})
+            return result.structured_content
+
+    data = anyio.run(scenario)
+    assert data is not None
+    (step,) = data["steps"]  # type: ignore[misc]
+    assert step["status"] == "ok", step["error"]
+    assert set(step["data"]) == {"days", "long"}

@@ -128,6 +128,12 @@ def doctor_report(app: Any) -> dict[str, Any]:
             "exists": (app.home / STORE_FILENAME).is_file(),
             "kinds": list(app.registry.kinds),
         },
+        "routines": {
+            "names": list(app.routines.routines),
+            "step_types": list(app.registry.step_types),
+            "exec_grant": sorted(app.routines.gate.grant.programs),
+            "exec_grant_source": app.routines.gate.grant.source,
+        },
         "tools_list": {
             "tools": len(app.listed_tools()),
             "budget": DEFAULT_TOOL_BUDGET,
@@ -186,6 +192,12 @@ def doctor(as_json: bool) -> None:
     st = report["store"]
     state = "exists" if st["exists"] else "not created yet (made on first write)"
     out.print(f"\n[bold]Store[/]: {_escape(st['path'])} ({state}); kinds: {', '.join(st['kinds'])}")
+    rt = report["routines"]
+    grant = ", ".join(rt["exec_grant"]) or "nothing"
+    out.print(
+        f"\n[bold]Routines[/]: {', '.join(rt['names'])}; {len(rt['step_types'])} step types; "
+        f"exec grant: {_escape(grant)} ({_escape(rt['exec_grant_source'])})"
+    )
     tl = report["tools_list"]
     colour = "red" if over else "green"
     out.print(
@@ -571,10 +583,14 @@ def run(name: str, fmt: str, dry_run: bool) -> None:
             f"[bold]{_escape(routine.name)}[/] ({_escape(routine.source)}): would run "
             f"{len(routine.steps)} steps; nothing was run."
         )
-        for i, batch in enumerate(plan["batches"], 1):
-            together = " (in parallel)" if len(batch) > 1 else ""
-            out.print(f"\n[bold]Batch {i}{together}[/]")
+        number = 0
+        for batch in plan["batches"]:
+            indent = "  "
+            if len(batch) > 1:
+                out.print(f"  [bold]in parallel[/] ({len(batch)} steps at once):")
+                indent = "    "
             for step in (s for s in plan["steps"] if s["name"] in batch):
+                number += 1
                 programs = (
                     ", ".join(
                         f"{p} [red](refused)[/]" if p in step["refused"] else p
@@ -583,14 +599,15 @@ def run(name: str, fmt: str, dry_run: bool) -> None:
                     or "none"
                 )
                 out.print(
-                    f"  {_escape(step['name'])} ({step['type']}): timeout {step['timeout']:g} s; "
-                    f"programs: {programs}"
+                    f"{indent}{number}. [bold]{_escape(step['name'])}[/] ({step['type']}): "
+                    f"timeout {step['timeout']:g} s; programs: {programs}"
                 )
                 if step["params"]:
-                    out.print(f"    params: {_escape(json.dumps(step['params']))}", highlight=False)
+                    out.print(f"{indent}   params: {_escape(json.dumps(step['params']))}")
                 for var, where in step["secrets"].items():
                     out.print(
-                        f"    secret {var} from {_escape(where)} (resolved when the step starts)"
+                        f"{indent}   secret {var} from {_escape(where)} (resolved when the "
+                        "step starts)"
                     )
         grant = ", ".join(plan["grant"]) or "nothing"
         out.print(f"\n[bold]Exec grant[/]: {_escape(grant)} ({_escape(plan['grant_source'])})")
@@ -693,9 +710,7 @@ def steps_golden(directory: str, write: bool, plugins: tuple[str, ...]) -> None:
     from prixfixe.routines.contract import check_goldens, write_goldens
 
     types_ = [
-        t
-        for t in _app().registry.step_types.values()
-        if not plugins or t.owner.startswith(plugins)
+        t for t in _app().registry.step_types.values() if not plugins or t.owner.startswith(plugins)
     ]
     if write:
         written = write_goldens(types_, Path(directory))
