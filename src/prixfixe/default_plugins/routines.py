@@ -37,10 +37,14 @@ MAX_INLINE_STEPS = 50
 
 
 def _pins() -> Any:
-    return Field(
-        default_factory=dict,
-        description="Pinned data majors: {step type or 'report': major}; a mismatch errs.",
-    )
+    # Explained in each tool's usage (tool_describe): every listed byte costs every session.
+    return Field(default_factory=dict)
+
+
+PIN_USAGE = (
+    "schema_major pins the data majors your code expects, {step type or 'report': major}; "
+    "a report whose data has another major is refused with an error instead of returned."
+)
 
 
 class ListInput(BaseModel):
@@ -247,7 +251,7 @@ def register_tools(register: Callable[[Tool], None]) -> None:
             usage=(
                 "Progress is sent per step when the request has a progress token; cancelling "
                 "stops the remaining steps. The report's generation identifies it for "
-                "report_get."
+                f"report_get. {PIN_USAGE}"
             ),
         )
     )
@@ -264,7 +268,7 @@ def register_tools(register: Callable[[Tool], None]) -> None:
             facet="core",
             keywords=("step", "run", "git", "status", "deadline", "countdown", "board"),
             examples=("check git status of a repo", "how many days until a deadline"),
-            usage="Params are the step type's, as steps_list shows them.",
+            usage=f"Params are the step type's, as steps_list shows them. {PIN_USAGE}",
         )
     )
     register(
@@ -292,7 +296,7 @@ def register_tools(register: Callable[[Tool], None]) -> None:
             facet="core",
             keywords=("report", "latest", "previous", "generation", "dashboard", "again"),
             examples=("show the last morning report", "what did the dashboard say"),
-            usage="routine narrows it to one routine's reports.",
+            usage=f"routine narrows it to one routine's reports. {PIN_USAGE}",
         )
     )
     register(
@@ -311,5 +315,9 @@ def register_tools(register: Callable[[Tool], None]) -> None:
             facet="core",
             keywords=("routine", "inline", "steps", "evaluate", "adhoc", "compose"),
             examples=("run git-status and reminders together",),
+            usage=(
+                "Steps are tables as in a config file; a typo names the step and the key. "
+                f"Credentials cannot be passed inline. {PIN_USAGE}"
+            ),
         )
     )
