@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import select
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from prixfixe.cli import cli
@@ -153,3 +156,54 @@ def test_routines_and_steps_list_what_exists() -> None:
     assert "board-scan" in out
     code, out, _ = run("steps", "list", "git-tend")
     assert json.loads(out)["programs"] == ["git"]
+
+
+def _wait_ready(fifo: Path) -> int:
+    """The pid the step's process writes into `fifo` (bounded: 30 s)."""
+    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        data = b""
+        while not data.endswith(b"\n"):
+            ready, _, _ = select.select([fd], [], [], 30)
+            assert ready, "the step never started"
+            chunk = os.read(fd, 100)
+            data += chunk
+        return int(data)
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupting_prixfixe_run_kills_the_running_step_and_runs_no_more(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    fifo = tmp_path / "ready"
+    os.mkfifo(fifo)
+    (tmp_path / "prixfixe.toml").write_text(
+        "[routines.hang]\n"
+        f'[[routines.hang.steps]]\ntype = "script"\ncommand = ["sh", "-c", '
+        f'"echo $$ > {fifo}; exec sleep 300"]\n'
+        '[[routines.hang.steps]]\ntype = "script"\nname = "after"\ncommand = ["sh", "-c", '
+        '"touch after"]\n'
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "prixfixe", "run", "hang"],
+        cwd=tmp_path,
+        env={**os.environ, "PRIXFIXE_HOME": str(tmp_path / "home")},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        pid = _wait_ready(fifo)
+        process.send_signal(sig)
+        out, err = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == 130, err
+    assert "cancelled: the remaining steps were not run" in err
+    assert "Traceback" not in err
+    assert out == ""
+    assert not (tmp_path / "after").exists()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)

@@ -623,8 +623,29 @@ def run(name: str, fmt: str, dry_run: bool) -> None:
             mark = "[green]ok[/]" if result.status == "ok" else "[red]failed[/]"
             err.print(f"[dim]{done}/{total}[/] {_escape(result.name)} {mark}")
 
+    async def until_done_or_signalled() -> Any:
+        # SIGTERM and SIGHUP cancel the run like Ctrl-C does, so the steps' processes (each in
+        # its own process group) are killed rather than left running.
+        import signal
+
+        outcome: list[Any] = []
+        async with anyio.create_task_group() as tg:
+
+            async def watch() -> None:
+                with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
+                    async for _ in signals:
+                        tg.cancel_scope.cancel()
+                        return
+
+            tg.start_soon(watch)
+            outcome.append(await app.routines.run(routine, lambda: app.store, on_step=progress))
+            tg.cancel_scope.cancel()
+        if not outcome:
+            raise KeyboardInterrupt
+        return outcome[0]
+
     try:
-        stored = anyio.run(lambda: app.routines.run(routine, lambda: app.store, on_step=progress))
+        stored = anyio.run(until_done_or_signalled)
     except KeyboardInterrupt:
         _fail("cancelled: the remaining steps were not run and no report was kept", 130)
     finally:
