@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -370,3 +372,37 @@ text = "3"
             assert len((await client.list_tools()).tools) == 12
     assert progressed == ["first: ok"]
     assert steps.ran == ["first"]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_routine_run_over_stdio_sends_progress_and_keeps_the_report(
+    tmp_path: Path, mode: str
+) -> None:
+    from mcp import StdioServerParameters
+
+    (tmp_path / "prixfixe.toml").write_text(
+        '[routines.two]\n[[routines.two.steps]]\ntype = "reminders"\n'
+        '[[routines.two.steps]]\ntype = "board-scan"\npath = "no-board"\n'
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PRIXFIXE_")}
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "prixfixe", "serve"],
+        env={**env, "PRIXFIXE_HOME": str(tmp_path / "home")},
+        cwd=tmp_path,
+    )
+    seen: list[str | None] = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        seen.append(message)
+
+    with anyio.fail_after(60):
+        async with Client(params, mode=mode) as client:
+            run = await client.call_tool(
+                "routine_run", {"name": "two", "format": "data"}, progress_callback=progress
+            )
+            again = await client.call_tool("report_get", {"format": "data"})
+    assert seen == ["reminders: ok", "board-scan: failed"]
+    assert run.structured_content is not None
+    assert run.structured_content["status"] == "partial"
+    assert again.structured_content == run.structured_content

@@ -166,9 +166,12 @@ async def _run(
             start_new_session=True,
         )
     except FileNotFoundError:
-        where = "" if cwd.is_dir() else f" (working directory {str(cwd)!r} does not exist)"
+        if not cwd.is_dir():
+            raise StepFailure(
+                f"step {step!r}: working directory {str(cwd)!r} does not exist", kind="not-found"
+            ) from None
         raise StepFailure(
-            f"step {step!r}: could not start {argv[0]!r}{where}", kind="program-missing"
+            f"step {step!r}: could not start {argv[0]!r}", kind="program-missing"
         ) from None
     except PermissionError:
         raise StepFailure(
