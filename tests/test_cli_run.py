@@ -207,3 +207,20 @@ def test_interrupting_prixfixe_run_kills_the_running_step_and_runs_no_more(
     assert not (tmp_path / "after").exists()
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+def test_doctor_shows_routines_step_types_and_the_exec_grant(tmp_path: Path) -> None:
+    (tmp_path / "prixfixe.toml").write_text(
+        "[leash]\nexec = ['git']\n"
+        '[routines.r]\n[[routines.r.steps]]\ntype = "git-status"\nrepos = ["."]\n'
+        '[[routines.r.steps]]\ntype = "script"\ncommand = ["uptime"]\n'
+    )
+    code, out, _ = run("doctor", "--json")
+    assert code == 0
+    routines = json.loads(out)["routines"]
+    assert routines["names"] == ["r", "morning"]
+    assert "git-tend" in routines["step_types"]
+    assert routines["exec_grant"] == ["git"]
+    assert routines["exec_grant_source"].startswith("configured steps' programs, narrowed by")
+    code, out, _ = run("doctor")
+    assert "exec grant: git (configured steps' programs, narrowed by [leash] exec in" in out
