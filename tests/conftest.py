@@ -11,7 +11,7 @@ from tests.plugin_fixtures import WeatherPlugin
 
 #: The two protocol revisions the SDK serves: handshake-era and stateless.
 REVISIONS = ["legacy", "2026-07-28"]
-#: The default `tools/list`, in order: the discovery trio, then the store trio.
+#: The default `tools/list`, in order: the discovery trio, the store trio, the routine six.
 CORE_TOOLS = [
     "tool_search",
     "tool_describe",
@@ -19,6 +19,12 @@ CORE_TOOLS = [
     "store_put",
     "store_query",
     "store_close",
+    "routine_list",
+    "routine_run",
+    "step_run",
+    "steps_list",
+    "report_get",
+    "routine_eval",
 ]
 
 

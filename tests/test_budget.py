@@ -67,3 +67,15 @@ async def test_the_500_extra_tools_stay_reachable_through_the_trio(make_app: App
             "tool_invoke", {"name": "more_tool_0217", "arguments": {"text": "hi"}}
         )
     assert called.content[0].text == "noted: hi"  # type: ignore[union-attr]
+
+
+async def test_default_listing_is_byte_identical_with_200_more_step_types(
+    make_app: AppFactory, revision: str
+) -> None:
+    from tests.step_fixtures import StepsPlugin, many_step_types_plugin
+
+    before = await _listing(build_server(make_app(plugins=[])), revision)
+    crowded = make_app(plugins=[StepsPlugin(), many_step_types_plugin(200)])
+    assert len(crowded.registry.step_types) >= 209
+    after = await _listing(build_server(crowded), revision)
+    assert after == before

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import tomllib
 import types
+import typing
 from pathlib import Path
 
 import anyio
@@ -54,22 +56,31 @@ def test_every_documented_command_and_option_exists() -> None:
 
 
 def _config_keys(model: type[BaseModel], prefix: str = "") -> set[str]:
-    """Every leaf key of the config, dotted (`resources.capability_index.advertise`)."""
+    """Every leaf key of the config: tables recurse, `dict[str, Table]` as NAME, arrays of
+    tables as their element (`routines.NAME.steps.type`)."""
     keys: set[str] = set()
-    for name, field in model.model_fields.items():
-        annotation = field.annotation
+    for name, info in model.model_fields.items():
+        path = f"{prefix}{name}"
+        annotation = info.annotation
+        origin, args = typing.get_origin(annotation), typing.get_args(annotation)
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            keys |= _config_keys(annotation, f"{prefix}{name}.")
+            keys |= _config_keys(annotation, f"{path}.")
+        elif origin is dict and isinstance(args[1], type) and issubclass(args[1], BaseModel):
+            keys |= _config_keys(args[1], f"{path}.NAME.")
+        elif origin is list and isinstance(args[0], type) and issubclass(args[0], BaseModel):
+            keys |= _config_keys(args[0], f"{path}.")
         else:
-            keys.add(f"{prefix}{name}")
+            keys.add(path)
     return keys
 
 
 def test_every_config_key_is_documented_and_every_documented_key_exists() -> None:
     text = (ROOT / "docs" / "configuration.md").read_text()
-    documented = set(re.findall(r"^\| `([a-z_]+(?:\.[a-z_]+)+)` \|", text, flags=re.MULTILINE))
+    documented = set(
+        re.findall(r"^\| `([a-z_]+(?:\.(?:[a-z_]+|NAME))+)` \|", text, flags=re.MULTILINE)
+    )
     actual = _config_keys(ConfigModel)
-    assert {"mcp.expose", "resources.capability_index.advertise"} <= actual
+    assert {"mcp.expose", "resources.capability_index.advertise", "leash.exec"} <= actual
     assert documented == actual
 
 
@@ -175,3 +186,52 @@ def test_the_resources_plugin_example_lists_reads_and_completes(tmp_path: Path) 
             assert "no station 'oslo'" in caught.value.message
 
     anyio.run(scenario)
+def test_routines_doc_config_examples_and_the_example_config_are_valid(tmp_path: Path) -> None:
+    for block in _blocks(ROOT / "docs" / "routines.md", "toml"):
+        validate_config(tomllib.loads(block), file="docs/routines.md")
+    example = ROOT / "examples" / "prixfixe.toml"
+    app = App.build(
+        env={"PRIXFIXE_CONFIG": str(example), "PRIXFIXE_HOME": str(tmp_path)}, cwd=tmp_path
+    )
+    assert {"morning", "tidy"} <= set(app.routines.routines)
+    assert app.routines.get("morning").source == str(example)
+
+
+def test_every_built_in_step_type_and_param_is_documented() -> None:
+    from prixfixe.plugins import DEFAULT_PLUGINS
+
+    text = (ROOT / "docs" / "routines.md").read_text()
+    headings = re.findall(r"^### (.+)$", text, flags=re.MULTILINE)
+    registry = App.build(env={}).registry
+    for step_type in registry.step_types.values():
+        if step_type.owner not in DEFAULT_PLUGINS:
+            continue
+        assert any(f"`{step_type.name}`" in h for h in headings), step_type.name
+        assert f"| `{step_type.name}` | {step_type.version} |" in text, step_type.name
+        for param in step_type.params_model.model_fields:
+            assert f"| `{param}` |" in text, f"{step_type.name}.{param} is not documented"
+
+
+def test_the_step_type_example_registers_and_runs(tmp_path: Path) -> None:
+    (code,) = _blocks(ROOT / "docs" / "routines.md", "python")
+    module = types.ModuleType("docs_step_plugin")
+    exec(compile(code, "docs/routines.md", "exec", dont_inherit=True), module.__dict__)
+    (tmp_path / "prixfixe.toml").write_text(
+        '[routines.up]\n[[routines.up.steps]]\ntype = "uptime"\nwarn_days = 1\n'
+    )
+    app = App.build(
+        env={"PRIXFIXE_HOME": str(tmp_path / "home"), "PATH": os.environ["PATH"]},
+        cwd=tmp_path,
+        extra_plugins=[module],
+    )
+
+    async def scenario() -> dict[str, object] | None:
+        async with Client(build_server(app), mode="legacy") as client:
+            result = await client.call_tool("routine_run", {"name": "up", "format": "data"})
+            return result.structured_content
+
+    data = anyio.run(scenario)
+    assert data is not None
+    (step,) = data["steps"]  # type: ignore[misc]
+    assert step["status"] == "ok", step["error"]
+    assert set(step["data"]) == {"days", "long"}

@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +17,12 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from prixfixe import Tool
+from prixfixe import StepType, Tool, hookimpl
 from prixfixe.errors import RegistryError
 from prixfixe.registry import Registry
 from tests.conftest import CORE_TOOLS, AppFactory
 from tests.plugin_fixtures import NoteInput, add_note, many_tools_plugin
+from tests.step_fixtures import EchoData, EchoParams
 
 GOOD_PLUGIN = """
 from pydantic import BaseModel, ConfigDict, Field
@@ -204,3 +207,84 @@ def test_a_plugin_with_many_tools_registers_them_in_order(make_app: AppFactory) 
     app = make_app(plugins=[many_tools_plugin(50)])
     names = [e.name for e in app.registry if e.tool.facet == "bulk"]
     assert names == [f"bulk_tool_{i:04d}" for i in range(50)]
+
+
+def test_a_plugin_with_an_invalid_step_type_adds_nothing_and_is_reported(
+    make_app: AppFactory,
+) -> None:
+    from pydantic import BaseModel
+
+    class Loose(BaseModel):  # no extra="forbid": typos would be silently ignored
+        text: str
+
+    class HalfBroken:
+        __name__ = "half_broken_steps"
+
+        @hookimpl
+        def register_tools(self, register: Callable[[Tool], None]) -> None:
+            register(
+                Tool(
+                    name="half_tool",
+                    title="t",
+                    description="d.",
+                    input_model=NoteInput,
+                    handler=add_note,
+                    mutates=False,
+                    facet="half",
+                )
+            )
+
+        @hookimpl
+        def register_step_types(self, register: Callable[[StepType], None]) -> None:
+            async def handler(ctx: object, params: object) -> None:
+                return None
+
+            register(
+                StepType(
+                    name="good-one",
+                    description="d.",
+                    params_model=EchoParams,
+                    data_model=EchoData,
+                    version="1.0",
+                    handler=handler,
+                )
+            )
+            register(
+                StepType(
+                    name="loose",
+                    description="d.",
+                    params_model=Loose,
+                    data_model=EchoData,
+                    version="1",
+                    handler=handler,
+                )
+            )
+
+    app = make_app(plugins=[HalfBroken()])
+    assert "good-one" not in app.registry.step_types
+    assert "half_tool" not in app.registry
+    (info,) = [p for p in app.plugins if p.name == "half_broken_steps"]
+    assert info.status.startswith("failed: plugin 'half_broken_steps' step type 'loose'")
+    assert "version must be 'MAJOR.MINOR'" in info.status
+
+
+def test_a_params_model_must_forbid_unknown_keys() -> None:
+    from pydantic import BaseModel
+
+    class Loose(BaseModel):
+        text: str
+
+    step = StepType(
+        name="loose",
+        description="d.",
+        params_model=Loose,
+        data_model=EchoData,
+        version="1.0",
+        handler=lambda ctx, params: None,
+    )
+    with pytest.raises(RegistryError, match=r"params_model must set model_config = ConfigDict"):
+        Registry().add_plugin("p", step_types=[step])
+    registry = Registry()
+    registry.add_plugin("p", step_types=[replace(step, params_model=EchoParams)])
+    with pytest.raises(RegistryError, match="already registered by plugin 'p'"):
+        registry.add_plugin("q", step_types=[replace(step, params_model=EchoParams)])

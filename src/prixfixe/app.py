@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from prixfixe.finder import Finder
     from prixfixe.resources.notify import Notifier
     from prixfixe.resources.service import ResourceService
+    from prixfixe.routines.service import Routines
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +54,8 @@ class App:
     _store_observers: list[StoreObserver] = field(default_factory=list, repr=False)
     started_at: float = field(default_factory=time.time, repr=False)
     started_monotonic: float = field(default_factory=time.monotonic, repr=False)
+    #: The working directory: where a config-less routine and inline steps resolve paths.
+    cwd: Path = field(default_factory=Path.cwd)
 
     @classmethod
     def build(
@@ -70,7 +73,23 @@ class App:
         registry = collect(pm, infos)
         exposure = resolve_exposure(config, env, narrow=facet)
         check_known_facets(exposure, registry.facets(), config)
-        return cls(config=config, exposure=exposure, registry=registry, plugins=infos, env=env)
+        app = cls(
+            config=config,
+            exposure=exposure,
+            registry=registry,
+            plugins=infos,
+            env=env,
+            cwd=Path.cwd() if cwd is None else cwd,
+        )
+        app.routines  # noqa: B018 - a typo in a routine's step is a config error now, not later
+        return app
+
+    @cached_property
+    def routines(self) -> Routines:
+        """Configured and built-in routines, and the exec gate their steps define."""
+        from prixfixe.routines.service import Routines
+
+        return Routines.load(self.config, self.registry.step_types, self.env, self.cwd)
 
     @cached_property
     def finder(self) -> Finder:

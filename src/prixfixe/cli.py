@@ -128,6 +128,12 @@ def doctor_report(app: Any) -> dict[str, Any]:
             "exists": (app.home / STORE_FILENAME).is_file(),
             "kinds": list(app.registry.kinds),
         },
+        "routines": {
+            "names": list(app.routines.routines),
+            "step_types": list(app.registry.step_types),
+            "exec_grant": sorted(app.routines.gate.grant.programs),
+            "exec_grant_source": app.routines.gate.grant.source,
+        },
         "tools_list": {
             "tools": len(app.listed_tools()),
             "budget": DEFAULT_TOOL_BUDGET,
@@ -191,6 +197,12 @@ def doctor(as_json: bool) -> None:
     st = report["store"]
     state = "exists" if st["exists"] else "not created yet (made on first write)"
     out.print(f"\n[bold]Store[/]: {_escape(st['path'])} ({state}); kinds: {', '.join(st['kinds'])}")
+    rt = report["routines"]
+    grant = ", ".join(rt["exec_grant"]) or "nothing"
+    out.print(
+        f"\n[bold]Routines[/]: {', '.join(rt['names'])}; {len(rt['step_types'])} step types; "
+        f"exec grant: {_escape(grant)} ({_escape(rt['exec_grant_source'])})"
+    )
     tl = report["tools_list"]
     colour = "red" if over else "green"
     out.print(
@@ -592,6 +604,249 @@ def resources_read(uri: str, output: str | None) -> None:
             f.write(b"".join(chunks))
         return
     click.echo(b"".join(chunks).decode(), nl=False)
+
+
+# -- routines -------------------------------------------------------------------------------
+
+FORMATS = click.Choice(["markdown", "data", "both"])
+
+
+def _print_report(stored: Any, fmt: str) -> None:
+    if fmt in ("markdown", "both"):
+        if sys.stdout.isatty():
+            from rich.markdown import Markdown
+
+            _console().print(Markdown(stored.markdown))
+        else:
+            click.echo(stored.markdown, nl=False)
+    if fmt in ("data", "both"):
+        click.echo(json.dumps(stored.report.model_dump(mode="json"), indent=2))
+
+
+def _describe_plan(app: Any, routine: Any) -> dict[str, Any]:
+    gate = app.routines.gate
+    batches = [[s.name for s in batch] for batch in routine.batches()]
+    return {
+        "routine": routine.name,
+        "source": routine.source,
+        "grant": sorted(gate.grant.programs),
+        "grant_source": gate.grant.source,
+        "batches": batches,
+        "steps": [
+            {
+                **s.summary(),
+                "refused": [p for p in s.programs if not gate.grant.allows(p)],
+            }
+            for s in routine.steps
+        ],
+    }
+
+
+@cli.command()
+@click.argument("name")
+@click.option(
+    "--format",
+    "fmt",
+    type=FORMATS,
+    default="markdown",
+    show_default=True,
+    help="markdown for people, data (JSON) for programs, or both.",
+)
+@click.option("--dry-run", is_flag=True, help="Describe what would run, and run nothing.")
+@friendly
+def run(name: str, fmt: str, dry_run: bool) -> None:
+    """Run routine NAME and print its report (kept in the store, see `prixfixe report`)."""
+    import anyio
+
+    app = _app()
+    routine = app.routines.get(name)
+    if dry_run:
+        plan = _describe_plan(app, routine)
+        if fmt == "data":
+            click.echo(json.dumps(plan, indent=2))
+            return
+        out = _console()
+        out.print(
+            f"[bold]{_escape(routine.name)}[/] ({_escape(routine.source)}): would run "
+            f"{len(routine.steps)} steps; nothing was run."
+        )
+        number = 0
+        for batch in plan["batches"]:
+            indent = "  "
+            if len(batch) > 1:
+                out.print(f"  [bold]in parallel[/] ({len(batch)} steps at once):")
+                indent = "    "
+            for step in (s for s in plan["steps"] if s["name"] in batch):
+                number += 1
+                programs = (
+                    ", ".join(
+                        f"{p} [red](refused)[/]" if p in step["refused"] else p
+                        for p in step["programs"]
+                    )
+                    or "none"
+                )
+                out.print(
+                    f"{indent}{number}. [bold]{_escape(step['name'])}[/] ({step['type']}): "
+                    f"timeout {step['timeout']:g} s; programs: {programs}"
+                )
+                if step["params"]:
+                    out.print(f"{indent}   params: {_escape(json.dumps(step['params']))}")
+                for var, where in step["secrets"].items():
+                    out.print(
+                        f"{indent}   secret {var} from {_escape(where)} (resolved when the "
+                        "step starts)"
+                    )
+        grant = ", ".join(plan["grant"]) or "nothing"
+        out.print(f"\n[bold]Exec grant[/]: {_escape(grant)} ({_escape(plan['grant_source'])})")
+        if routine.note:
+            out.print(f"\n{_escape(routine.note)}")
+        return
+
+    progress = None
+    if sys.stderr.isatty() and fmt != "data":
+        err = _console(stderr=True)
+
+        async def progress(done: int, total: int, result: Any) -> None:
+            mark = "[green]ok[/]" if result.status == "ok" else "[red]failed[/]"
+            err.print(f"[dim]{done}/{total}[/] {_escape(result.name)} {mark}")
+
+    async def until_done_or_signalled() -> Any:
+        # SIGTERM and SIGHUP cancel the run like Ctrl-C does, so the steps' processes (each in
+        # its own process group) are killed rather than left running.
+        import signal
+
+        outcome: list[Any] = []
+        async with anyio.create_task_group() as tg:
+
+            async def watch() -> None:
+                with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
+                    async for _ in signals:
+                        tg.cancel_scope.cancel()
+                        return
+
+            tg.start_soon(watch)
+            outcome.append(await app.routines.run(routine, lambda: app.store, on_step=progress))
+            tg.cancel_scope.cancel()
+        if not outcome:
+            raise KeyboardInterrupt
+        return outcome[0]
+
+    try:
+        stored = anyio.run(until_done_or_signalled)
+    except KeyboardInterrupt:
+        _fail("cancelled: the remaining steps were not run and no report was kept", 130)
+    finally:
+        app.close_store()
+    _print_report(stored, fmt)
+    if stored.report.status != "ok":
+        sys.exit(1)
+
+
+@cli.command("routines")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@friendly
+def routines_list(as_json: bool) -> None:
+    """The routines there are (configured, and the built-in morning) with their steps."""
+    from rich.table import Table
+
+    app = _app()
+    rows = [
+        {
+            "name": r.name,
+            "description": r.description,
+            "source": r.source,
+            "steps": [s.summary() for s in r.steps],
+        }
+        for r in app.routines.routines.values()
+    ]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    table = Table("routine", "steps", "from", "description")
+    for r in rows:
+        steps = ", ".join(f"{s['name']} ({s['type']})" for s in r["steps"])
+        table.add_row(r["name"], _escape(steps), _escape(r["source"]), _escape(r["description"]))
+    _console().print(table)
+
+
+@cli.group()
+def steps() -> None:
+    """Step types: what routines are made of (not tools: they cost an agent nothing)."""
+
+
+@steps.command("list")
+@click.argument("type_name", metavar="[TYPE]", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print types with params and data schemas.")
+@friendly
+def steps_list(type_name: str | None, as_json: bool) -> None:
+    """Step types with their schema version, programs and params (or TYPE in full)."""
+    from rich.table import Table
+
+    arguments = {"type": type_name} if type_name else {}
+    data = _call(_app(), "steps_list", arguments).structured_content
+    if as_json or type_name:
+        click.echo(json.dumps(data if as_json else data["step_types"][0], indent=2))
+        return
+    table = Table("type", "version", "programs", "params", "plugin", "description")
+    for t in data["step_types"]:
+        table.add_row(
+            t["type"],
+            t["version"],
+            _escape(", ".join(t["programs"])),
+            _escape(", ".join(t["params"]["properties"])),
+            _escape(t["plugin"]),
+            _escape(t["description"]),
+        )
+    _console().print(table)
+
+
+@steps.command("golden")
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.option("--write", is_flag=True, help="Write the current schemas (after a version bump).")
+@click.option(
+    "--plugin",
+    "plugins",
+    multiple=True,
+    metavar="NAME",
+    help="Only step types of plugins whose name starts with NAME (repeatable).",
+)
+@friendly
+def steps_golden(directory: str, write: bool, plugins: tuple[str, ...]) -> None:
+    """Check each step type's data schema against DIRECTORY/<type>.json (or --write them)."""
+    from pathlib import Path
+
+    from prixfixe.routines.contract import check_goldens, write_goldens
+
+    types_ = [
+        t for t in _app().registry.step_types.values() if not plugins or t.owner.startswith(plugins)
+    ]
+    if write:
+        written = write_goldens(types_, Path(directory))
+        click.echo(f"Wrote {len(written)} of {len(types_)} golden schemas in {directory}.")
+        return
+    problems = check_goldens(types_, Path(directory))
+    for problem in problems:
+        click.echo(problem, err=True)
+    if problems:
+        sys.exit(1)
+    click.echo(f"All {len(types_)} step data schemas match their golden files in {directory}.")
+
+
+@cli.command()
+@click.argument("generation", required=False, type=int)
+@click.option("--routine", default=None, help="The latest report of this routine.")
+@click.option("--format", "fmt", type=FORMATS, default="markdown", show_default=True)
+@friendly
+def report(generation: int | None, routine: str | None, fmt: str) -> None:
+    """Show a kept report: GENERATION, or the latest (of --routine)."""
+    import anyio
+
+    app = _app()
+    try:
+        stored = anyio.run(lambda: app.routines.report(lambda: app.store, generation, routine))
+    finally:
+        app.close_store()
+    _print_report(stored, fmt)
 
 
 def main() -> None:

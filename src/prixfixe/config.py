@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from prixfixe.errors import ConfigError
+from prixfixe.secrets import CredentialRef
 
 CONFIG_ENV = "PRIXFIXE_CONFIG"
 CONFIG_FILENAME = "prixfixe.toml"
@@ -66,6 +67,55 @@ class ResourcesConfig(BaseModel):
         description="Largest resources/read answer, in bytes of content (before base64).",
     )
     capability_index: CapabilityIndexConfig = Field(default_factory=CapabilityIndexConfig)
+#: Keys of a `[[routines.NAME.steps]]` table that belong to the engine; every other key is a
+#: param of the step's type, checked against that type's params model (typos included).
+STEP_ENGINE_KEYS = ("type", "name", "parallel", "timeout", "secrets")
+
+
+class StepConfig(BaseModel):
+    """`[[routines.NAME.steps]]`: one step. Params sit beside these keys and are checked
+    against the step type's params model once plugins are loaded."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str = Field(description="The step type, e.g. git-status (prixfixe steps list).")
+    name: str | None = Field(
+        default=None, description="The step's name in the report (default: its type)."
+    )
+    parallel: bool = Field(
+        default=False, description="Run concurrently with the adjacent parallel steps."
+    )
+    timeout: float | None = Field(
+        default=None, gt=0, le=86400, description="Seconds before the step is stopped."
+    )
+    secrets: dict[str, CredentialRef] = Field(
+        default_factory=dict,
+        description="Environment variables for the step's programs, as credential references.",
+    )
+
+
+class RoutineConfig(BaseModel):
+    """`[routines.NAME]`: a sequence of steps producing one report."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    description: str = Field(default="", description="One line for routine_list.")
+    timeout: float | None = Field(
+        default=None, gt=0, le=86400, description="Default timeout of its steps, in seconds."
+    )
+    steps: list[StepConfig] = Field(min_length=1, description="The steps, in report order.")
+
+
+class LeashConfig(BaseModel):
+    """`[leash]`: what subprocesses may run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    exec: list[str] | None = Field(
+        default=None,
+        description="Programs steps may run; narrows the default (what configured steps "
+        "declare), never widens it.",
+    )
 
 
 class ConfigModel(BaseModel):
@@ -75,6 +125,8 @@ class ConfigModel(BaseModel):
 
     mcp: McpConfig = Field(default_factory=McpConfig)
     resources: ResourcesConfig = Field(default_factory=ResourcesConfig)
+    routines: dict[str, RoutineConfig] = Field(default_factory=dict)
+    leash: LeashConfig = Field(default_factory=LeashConfig)
 
 
 @dataclass(frozen=True)
@@ -147,14 +199,25 @@ def validate_config(raw: dict[str, Any], *, file: str) -> ConfigModel:
         return ConfigModel.model_validate(raw)
     except ValidationError as exc:
         problems = [_describe(err) for err in exc.errors()]
-        key = ".".join(str(p) for p in exc.errors()[0]["loc"]) if exc.errors() else None
+        key = config_key(exc.errors()[0]["loc"]) if exc.errors() else None
         raise ConfigError("; ".join(problems), file=file, key=key) from None
 
 
+def config_key(loc: Any) -> str:
+    """A pydantic error location as a config key: `routines.morning.steps[1].timeout`."""
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
 def _describe(err: Any) -> str:
-    loc = ".".join(str(p) for p in err["loc"])
+    loc = config_key(err["loc"])
     kind = err["type"]
     if kind == "extra_forbidden":
         return f"{loc}: unknown key (check its spelling; see docs/configuration.md)"
+    if "secrets" in err["loc"]:
+        # Never echo what was written where a credential reference belongs: it may be one.
+        return f"{loc}: {err['msg'].removeprefix('Value error, ')}"
     got = err.get("input")
     return f"{loc}: {err['msg'].lower()} (got {type(got).__name__} {got!r})"

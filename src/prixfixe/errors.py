@@ -240,6 +240,42 @@ class UnknownTemplateError(ResourceError):
     code = INVALID_PARAMS
 
 
+class RoutineError(PrixfixeError):
+    """A routine cannot run at all: unknown routine or step type, an invalid inline step, a
+    consumer's schema pin that the data no longer meets, a report that does not exist."""
+
+    code = INVALID_PARAMS
+
+
+class StepFailure(PrixfixeError):
+    """A step failed; the routine goes on and the failure becomes data in its report.
+
+    `kind` is a short machine-readable word (`timeout`, `refused`, `program-missing`,
+    `credential`, `invalid-output`, `exit-status`, `error`); the message names the step and
+    what went wrong. Step handlers raise it (or a subclass) for failures they understand.
+    """
+
+    def __init__(self, message: str, *, kind: str = "error", **data: Any) -> None:
+        super().__init__(message, kind=kind, **data)
+        self.kind = kind
+
+
+class ExecRefusedError(StepFailure):
+    """The exec gate refused a program: it is not in the grant."""
+
+    def __init__(self, message: str, *, program: str, grant: list[str]) -> None:
+        super().__init__(message, kind="refused", program=program, grant=grant)
+        self.program = program
+        self.grant = grant
+
+
+class CredentialError(StepFailure):
+    """A credential reference could not be resolved (unset variable, missing file, ...)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, kind="credential")
+
+
 def to_mcp_error(error: PrixfixeError, *, protocol_version: str | None = None) -> MCPError:
     """Map a prixfixe error to the JSON-RPC error the SDK sends on the wire.
 

@@ -15,6 +15,7 @@ import pluggy
 
 from prixfixe.kinds import StoreKind, StoreMigration
 from prixfixe.resource import Resource, ResourceTemplate
+from prixfixe.steps import StepType
 from prixfixe.tool import Tool
 
 PROJECT_NAME = "prixfixe"
@@ -42,3 +43,5 @@ def register_store_migrations(register: Callable[[StoreMigration], None]) -> Non
 def register_resources(register: Callable[[Resource | ResourceTemplate], None]) -> None:
     """Declare MCP resources: `register(Resource(...))` for a fixed URI,
     `register(ResourceTemplate(...))` for an RFC 6570 URI template."""
+def register_step_types(register: Callable[[StepType], None]) -> None:
+    """Declare step types for routines: call `register(StepType(...))` once per type."""

@@ -23,6 +23,7 @@ from prixfixe.errors import PrixfixeError
 from prixfixe.kinds import StoreKind, StoreMigration
 from prixfixe.registry import Registry
 from prixfixe.resource import Resource, ResourceTemplate
+from prixfixe.steps import StepType
 from prixfixe.tool import Tool
 
 log = logging.getLogger(__name__)
@@ -33,6 +34,11 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "prixfixe.default_plugins.discovery",
     "prixfixe.default_plugins.store",
     "prixfixe.default_plugins.system",
+    "prixfixe.default_plugins.routines",
+    "prixfixe.default_plugins.git_steps",
+    "prixfixe.default_plugins.calendar_steps",
+    "prixfixe.default_plugins.board_steps",
+    "prixfixe.default_plugins.program_steps",
 )
 
 
@@ -102,8 +108,8 @@ def collect(pm: pluggy.PluginManager, infos: list[PluginInfo]) -> Registry:
     """Call every plugin's hooks with a `register` bound to that plugin, so ownership is known.
 
     Registration is all-or-nothing per plugin: a plugin whose third tool (or any store kind,
-    migration or resource) is invalid adds nothing at all. A built-in plugin's mistake is a bug and
-    raises; a third-party one is reported and skipped.
+    migration, resource or step type) is invalid adds nothing at all. A built-in plugin's
+    mistake is a bug and raises; a third-party one is reported and skipped.
     """
     registry = Registry()
     hooks = (
@@ -111,6 +117,7 @@ def collect(pm: pluggy.PluginManager, infos: list[PluginInfo]) -> Registry:
         pm.hook.register_store_kinds,
         pm.hook.register_store_migrations,
         pm.hook.register_resources,
+        pm.hook.register_step_types,
     )
     # get_hookimpls() is in registration order (built-ins first): that is the listing order.
     owners: list[str] = []
@@ -123,14 +130,20 @@ def collect(pm: pluggy.PluginManager, infos: list[PluginInfo]) -> Registry:
         kinds: list[StoreKind] = []
         migrations: list[StoreMigration] = []
         resources: list[Resource | ResourceTemplate] = []
-        sinks: tuple[list[Any], ...] = (tools, kinds, migrations, resources)
+        step_types: list[StepType] = []
+        sinks: tuple[list[Any], ...] = (tools, kinds, migrations, resources, step_types)
         try:
             for hook, sink in zip(hooks, sinks, strict=True):
                 for impl in hook.get_hookimpls():
                     if impl.plugin_name == owner:
                         impl.function(register=sink.append)
             registry.add_plugin(
-                owner, tools=tools, kinds=kinds, migrations=migrations, resources=resources
+                owner,
+                tools=tools,
+                kinds=kinds,
+                migrations=migrations,
+                resources=resources,
+                step_types=step_types,
             )
         except Exception as exc:
             if owner in DEFAULT_PLUGINS:

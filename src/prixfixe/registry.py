@@ -22,6 +22,7 @@ from prixfixe.kinds import (
 )
 from prixfixe.resource import URI_PATTERN, Resource, ResourceTemplate
 from prixfixe.schema import model_schema
+from prixfixe.steps import STEP_TYPE_PATTERN, VERSION_PATTERN, StepType
 from prixfixe.tool import FACET_NAME_PATTERN, TOOL_NAME_PATTERN, Tool
 
 if TYPE_CHECKING:
@@ -106,14 +107,15 @@ class RegistryChange:
     kinds: tuple[str, ...] = ()
     resources: tuple[str, ...] = ()
     templates: tuple[str, ...] = ()
+    step_types: tuple[str, ...] = ()
 
 
 RegistryListener = Callable[[RegistryChange], None]
 
 
 class Registry:
-    """Tools, store kinds, store migrations, resources and resource templates (and, as the
-    project grows, step types) by name, each with the plugin that declared it.
+    """Tools, store kinds, store migrations, resources, resource templates and step types by
+    name, each with the plugin that declared it.
 
     Registration order is kept: it is the listing order, so a listing is stable across runs.
     `version` advances on every change so derived caches (search indexes, listings) know when
@@ -127,6 +129,7 @@ class Registry:
         self._resources: dict[str, Resource] = {}
         self._templates: dict[str, RegisteredTemplate] = {}
         self._listeners: dict[object, RegistryListener] = {}
+        self._step_types: dict[str, StepType] = {}
         self.version = 0
 
     def add_tool(self, tool: Tool, *, owner: str) -> None:
@@ -144,12 +147,16 @@ class Registry:
         kinds: Iterable[StoreKind] = (),
         migrations: Iterable[StoreMigration] = (),
         resources: Iterable[Resource | ResourceTemplate] = (),
+        step_types: Iterable[StepType] = (),
     ) -> None:
         """Add everything one plugin declared, all or none: all is checked before any is added."""
         batch = self._check_tools(tools, owner)
         kind_batch = self._check_kinds(kinds, owner)
         steps = self._check_migrations(migrations, owner)
         statics, templates = self._check_resources(resources, owner)
+        type_batch = self._check_step_types(step_types, owner)
+        if type_batch:
+            self._step_types.update(type_batch)
         if batch:
             self._tools.update(batch)
         if kind_batch:
@@ -160,7 +167,7 @@ class Registry:
             self._resources.update(statics)
         if templates:
             self._templates.update(templates)
-        if batch or kind_batch or steps or statics or templates:
+        if batch or kind_batch or steps or statics or templates or type_batch:
             self.version += 1
             self._announce(
                 RegistryChange(
@@ -169,6 +176,7 @@ class Registry:
                     kinds=tuple(kind_batch),
                     resources=tuple(statics),
                     templates=tuple(templates),
+                    step_types=tuple(type_batch),
                 )
             )
 
@@ -312,6 +320,18 @@ class Registry:
 
     def resource(self, uri: str) -> Resource | None:
         return self._resources.get(uri)
+    def _check_step_types(self, step_types: Iterable[StepType], owner: str) -> dict[str, StepType]:
+        batch: dict[str, StepType] = {}
+        for step_type in step_types:
+            _check_step_type(step_type, owner)
+            clash = self._step_types.get(step_type.name) or batch.get(step_type.name)
+            if clash is not None:
+                raise RegistryError(
+                    f"plugin {owner!r} registered step type {step_type.name!r}, already "
+                    f"registered by plugin {clash.owner!r}"
+                )
+            batch[step_type.name] = replace(step_type, owner=owner)
+        return batch
 
     # -- store declarations ---------------------------------------------------------------
 
@@ -324,6 +344,13 @@ class Registry:
     def migrations(self) -> dict[str, tuple[StoreMigration, ...]]:
         """Each owner's declared migrations, oldest first."""
         return dict(self._migrations)
+
+    # -- step types -------------------------------------------------------------------------
+
+    @property
+    def step_types(self) -> dict[str, StepType]:
+        """Step types by name, in registration order. Not tools: they are never listed."""
+        return dict(self._step_types)
 
     # -- tools ------------------------------------------------------------------------------
 
@@ -428,3 +455,29 @@ def _check_common(
     for who in audience:
         if who not in ("user", "assistant"):
             raise RegistryError(f"{where}: audience holds 'user' or 'assistant', got {who!r}")
+def _check_step_type(step_type: StepType, owner: str) -> None:
+    if not isinstance(step_type, StepType):
+        raise RegistryError(f"plugin {owner!r} registered {step_type!r}, which is not a StepType")
+    where = f"plugin {owner!r} step type {step_type.name!r}"
+    if not STEP_TYPE_PATTERN.match(step_type.name):
+        raise RegistryError(
+            f"{where}: step type names are lowercase letters, digits, '-', '_' and '.', "
+            "starting with a letter"
+        )
+    if not VERSION_PATTERN.match(str(step_type.version)):
+        raise RegistryError(
+            f"{where}: version must be 'MAJOR.MINOR' (e.g. '1.0'), got {step_type.version!r}"
+        )
+    for label, model in (
+        ("params_model", step_type.params_model),
+        ("data_model", step_type.data_model),
+    ):
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            raise RegistryError(f"{where}: {label} must be a pydantic model class")
+    if step_type.params_model.model_config.get("extra") != "forbid":
+        raise RegistryError(
+            f"{where}: params_model must set model_config = ConfigDict(extra='forbid'), so a "
+            "typo in a step's key is an error instead of being ignored"
+        )
+    if not callable(step_type.handler):
+        raise RegistryError(f"{where}: handler is not callable")

@@ -4,7 +4,8 @@ Pydantic's output is correct but wordy for a context window: a `title` on every 
 nested models behind `$ref`/`$defs` indirection, `anyOf` for every optional value, defaults
 that restate JSON Schema's own. A model reads a flat schema more reliably and every byte costs
 tokens on every session, so titles go, non-recursive refs are inlined, `X | None` becomes
-`type: [X, "null"]`, and `default: null` / `additionalProperties: true` are dropped.
+`type: [X, "null"]` (a nested model's too), and `default: null` / `additionalProperties: true`
+are dropped.
 """
 
 from __future__ import annotations
@@ -75,6 +76,17 @@ def _merge_nullable(node: dict[str, Any]) -> dict[str, Any]:
             else o
             for o in options
         ]
+    if (
+        isinstance(options, list)
+        and len(options) == 2
+        and {"type": "null"} in options
+        and all(isinstance(o, dict) for o in options)
+    ):
+        # `Model | None`: the object's own schema with `null` added to its type.
+        (other,) = [o for o in options if o != {"type": "null"}]
+        if other.get("type") == "object" and "anyOf" not in other:
+            merged = {k: v for k, v in node.items() if k != "anyOf"}
+            return {**other, **merged, "type": ["object", "null"]}
     if not isinstance(options, list) or not all(
         isinstance(o, dict) and set(o) == {"type"} and isinstance(o["type"], str) for o in options
     ):

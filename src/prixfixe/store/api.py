@@ -102,6 +102,11 @@ class OwnerSlice(Protocol):
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> int: ...
 
+    def execute_stamped(self, sql: str, params: Mapping[str, Any]) -> int:
+        """Run one writing statement with the named parameter `:generation` bound to the store
+        generation this write produces, and return it: an identity for what was written."""
+        ...
+
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
 
 

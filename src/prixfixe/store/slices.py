@@ -9,7 +9,7 @@ change the schema, run pragmas, attach files or manage transactions: the store d
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -136,6 +136,16 @@ class SQLiteSlice:
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> int:
         """Run one statement for each row, all in one transaction."""
         return self._write(lambda conn: conn.executemany(self._sql(sql), rows).rowcount)
+
+    def execute_stamped(self, sql: str, params: Mapping[str, Any]) -> int:
+        """Run one writing statement with `:generation` bound to the generation it produces."""
+
+        def work(conn: sqlite3.Connection, generation: int) -> int:
+            with authorized(conn, self._auth()):
+                conn.execute(self._sql(sql), {**params, "generation": generation})
+            return generation
+
+        return self._store.write(work)
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         def work(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:

@@ -1,0 +1,541 @@
+"""Git step types: `git-status`, `git-unpushed` and `git-tend`, each over a list of repositories
+(paths or glob patterns such as `~/code/*`). They run the real `git` through the exec gate;
+within a step, up to `MAX_CONCURRENT_REPOS` repositories are looked at at once.
+
+`git-tend` fetches and fast-forwards the current branch to its upstream (`git merge
+--ff-only`), and only when the work tree is clean and the branch is strictly behind: it never
+creates a merge commit, never rebases, and leaves diverged, dirty or detached repositories
+alone, saying so.
+"""
+
+from __future__ import annotations
+
+import glob as globbing
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Literal, TypeVar
+
+import anyio
+from pydantic import BaseModel, ConfigDict, Field
+
+from prixfixe.hookspecs import hookimpl
+from prixfixe.leash import Completed
+from prixfixe.steps import StepContext, StepOutput, StepType
+
+MAX_CONCURRENT_REPOS = 8
+#: No prompts (a fetch must fail, not wait for a password), no optional index locks (status
+#: in parallel with the user's own git), stable messages to classify.
+GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+
+RepoState = Literal[
+    "clean", "dirty", "ahead", "behind", "diverged", "missing", "not-a-repo", "error"
+]
+T = TypeVar("T")
+
+
+class ReposParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    repos: list[str] = Field(
+        min_length=1, description="Repository paths or glob patterns (~/code/*)."
+    )
+
+
+def expand_repos(ctx: StepContext, patterns: Sequence[str]) -> list[tuple[str, Path]]:
+    """(as given, path) for every repository named: patterns expand to their directories, in
+    order; a pattern that matches nothing is kept, and reported missing."""
+    out: list[tuple[str, Path]] = []
+    for pattern in patterns:
+        path = ctx.path(pattern)
+        if globbing.has_magic(str(path)):
+            matches = sorted(Path(p) for p in globbing.glob(str(path)) if Path(p).is_dir())
+            out += [(str(m), m) for m in matches] or [(pattern, path)]
+        else:
+            out.append((pattern, path))
+    return list(dict.fromkeys(out))
+
+
+async def each(items: Sequence[T], work: Callable[[T], Awaitable[BaseModel]]) -> list[BaseModel]:
+    """`work` over `items`, a few at a time, results in the items' order."""
+    results: list[BaseModel | None] = [None] * len(items)
+    limiter = anyio.CapacityLimiter(MAX_CONCURRENT_REPOS)
+
+    async def one(i: int, item: T) -> None:
+        async with limiter:
+            results[i] = await work(item)
+
+    async with anyio.create_task_group() as tg:
+        for i, item in enumerate(items):
+            tg.start_soon(one, i, item)
+    return [r for r in results if r is not None]
+
+
+async def git(ctx: StepContext, repo: Path, *args: str) -> Completed:
+    return await ctx.run(["git", "-C", str(repo), *args], env=GIT_ENV)
+
+
+class Porcelain(BaseModel):
+    """What `git status --porcelain=v2 --branch` says about a work tree."""
+
+    head: str | None = None  # the commit, None before the first commit
+    branch: str | None = None  # None when detached
+    upstream: str | None = None
+    ahead: int = 0
+    behind: int = 0
+    staged: int = 0
+    unstaged: int = 0
+    untracked: int = 0
+    conflicts: int = 0
+
+    @property
+    def dirty(self) -> bool:
+        return bool(self.staged or self.unstaged or self.untracked or self.conflicts)
+
+    @property
+    def state(self) -> RepoState:
+        if self.dirty:
+            return "dirty"
+        if self.ahead and self.behind:
+            return "diverged"
+        if self.ahead:
+            return "ahead"
+        return "behind" if self.behind else "clean"
+
+
+def parse_porcelain(text: str) -> Porcelain:
+    p = Porcelain()
+    for line in text.splitlines():
+        if line.startswith("# branch.oid "):
+            oid = line.split(" ", 2)[2]
+            p.head = None if oid == "(initial)" else oid
+        elif line.startswith("# branch.head "):
+            head = line.split(" ", 2)[2]
+            p.branch = None if head == "(detached)" else head
+        elif line.startswith("# branch.upstream "):
+            p.upstream = line.split(" ", 2)[2]
+        elif line.startswith("# branch.ab "):
+            ahead, behind = line.split(" ")[2:4]
+            p.ahead, p.behind = int(ahead), -int(behind)
+        elif line[:2] in ("1 ", "2 "):
+            xy = line[2:4]
+            p.staged += xy[0] != "."
+            p.unstaged += xy[1] != "."
+        elif line.startswith("u "):
+            p.conflicts += 1
+        elif line.startswith("? "):
+            p.untracked += 1
+    return p
+
+
+async def probe(ctx: StepContext, path: Path) -> Porcelain | tuple[RepoState, str | None]:
+    """The work tree's porcelain status, or why there is none (missing, not a repo, error)."""
+    if not path.exists():
+        return "missing", None
+    if not path.is_dir():
+        return "not-a-repo", None
+    done = await git(ctx, path, "status", "--porcelain=v2", "--branch", "--untracked-files=normal")
+    if done.returncode == 0:
+        return parse_porcelain(done.stdout)
+    message = _last_line(done)
+    if "not a git repository" in message or "must be run in a work tree" in message:
+        return "not-a-repo", None
+    return "error", message
+
+
+def _last_line(done: Completed) -> str:
+    lines = [ln for ln in done.stderr.strip().splitlines() if ln.strip()]
+    return lines[-1].strip() if lines else f"git exited with status {done.returncode}"
+
+
+# -- git-status -----------------------------------------------------------------------------
+
+
+class StatusParams(ReposParams):
+    fetch: bool = Field(
+        default=False, description="Fetch each repository first, so behind counts are fresh."
+    )
+
+
+class RepoStatus(BaseModel):
+    path: str
+    name: str
+    status: RepoState
+    branch: str | None
+    upstream: str | None
+    ahead: int
+    behind: int
+    staged: int
+    unstaged: int
+    untracked: int
+    conflicts: int
+    error: str | None = Field(description="What git said, when status is error.")
+
+
+class StatusData(BaseModel):
+    repos: list[RepoStatus]
+    counts: dict[RepoState, int] = Field(description="How many repositories are in each status.")
+
+
+async def git_status(ctx: StepContext, params: StatusParams) -> StepOutput:
+    async def one(item: tuple[str, Path]) -> RepoStatus:
+        given, path = item
+        if params.fetch and path.is_dir():
+            await git(ctx, path, "fetch", "--quiet")
+        found = await probe(ctx, path)
+        base = {"path": str(path), "name": path.name or given}
+        if isinstance(found, Porcelain):
+            return RepoStatus(
+                **base,
+                status=found.state,
+                branch=found.branch,
+                upstream=found.upstream,
+                ahead=found.ahead,
+                behind=found.behind,
+                staged=found.staged,
+                unstaged=found.unstaged,
+                untracked=found.untracked,
+                conflicts=found.conflicts,
+                error=None,
+            )
+        state, error = found
+        return RepoStatus(
+            **base,
+            status=state,
+            branch=None,
+            upstream=None,
+            ahead=0,
+            behind=0,
+            staged=0,
+            unstaged=0,
+            untracked=0,
+            conflicts=0,
+            error=error,
+        )
+
+    repos = [
+        r for r in await each(expand_repos(ctx, params.repos), one) if isinstance(r, RepoStatus)
+    ]
+    counts: dict[RepoState, int] = {}
+    for r in repos:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    return StepOutput(
+        markdown=_status_markdown(repos, counts), data=StatusData(repos=repos, counts=counts)
+    )
+
+
+def _status_markdown(repos: list[RepoStatus], counts: dict[RepoState, int]) -> str:
+    summary = ", ".join(f"{n} {s}" for s, n in counts.items())
+    if counts.get("clean") == len(repos):
+        return (
+            f"All {len(repos)} {'repository is' if len(repos) == 1 else 'repositories are'} clean."
+        )
+    lines = [f"{len(repos)} repositories: {summary}.", ""]
+    lines += [
+        "| repository | status | branch | ahead | behind | changes |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in repos:
+        if r.status == "clean":
+            continue
+        changes = []
+        if r.staged:
+            changes.append(f"{r.staged} staged")
+        if r.unstaged:
+            changes.append(f"{r.unstaged} modified")
+        if r.untracked:
+            changes.append(f"{r.untracked} untracked")
+        if r.conflicts:
+            changes.append(f"{r.conflicts} conflicted")
+        if r.error:
+            changes.append(r.error)
+        branch = r.branch or ("(detached)" if r.status not in ("missing", "not-a-repo") else "")
+        lines.append(
+            f"| {r.name} | **{r.status}** | {branch} | {r.ahead or ''} | {r.behind or ''} | "
+            f"{', '.join(changes)} |"
+        )
+    return "\n".join(lines)
+
+
+# -- git-unpushed ---------------------------------------------------------------------------
+
+
+class UnpushedParams(ReposParams):
+    limit: int = Field(default=20, ge=1, le=500, description="Most commits to list per repository.")
+
+
+class Commit(BaseModel):
+    sha: str
+    subject: str
+
+
+class RepoUnpushed(BaseModel):
+    path: str
+    name: str
+    status: Literal["ok", "missing", "not-a-repo", "error"]
+    branch: str | None
+    upstream: str | None = Field(
+        description="Compared with this; null: no upstream, compared with every remote."
+    )
+    count: int = Field(description="Commits not on the upstream (all of them, not only listed).")
+    commits: list[Commit]
+    error: str | None
+
+
+class UnpushedData(BaseModel):
+    repos: list[RepoUnpushed]
+    total: int
+
+
+async def git_unpushed(ctx: StepContext, params: UnpushedParams) -> StepOutput:
+    async def one(item: tuple[str, Path]) -> RepoUnpushed:
+        given, path = item
+        base = {"path": str(path), "name": path.name or given}
+        found = await probe(ctx, path)
+        if not isinstance(found, Porcelain):
+            state, error = found
+            assert state in ("missing", "not-a-repo", "error")
+            return RepoUnpushed(
+                **base, status=state, branch=None, upstream=None, count=0, commits=[], error=error
+            )
+        if found.head is None:  # no commits yet: nothing to push
+            return RepoUnpushed(
+                **base,
+                status="ok",
+                branch=found.branch,
+                upstream=found.upstream,
+                count=0,
+                commits=[],
+                error=None,
+            )
+        span = ["@{upstream}..HEAD"] if found.upstream else ["HEAD", "--not", "--remotes"]
+        counted = await git(ctx, path, "rev-list", "--count", *span)
+        listed = await git(
+            ctx, path, "log", f"--max-count={params.limit}", "--format=%h%x1f%s", *span
+        )
+        for done in (counted, listed):
+            if done.returncode != 0:
+                return RepoUnpushed(
+                    **base,
+                    status="error",
+                    branch=found.branch,
+                    upstream=found.upstream,
+                    count=0,
+                    commits=[],
+                    error=_last_line(done),
+                )
+        commits = [
+            Commit(sha=sha, subject=subject)
+            for sha, _, subject in (ln.partition("\x1f") for ln in listed.stdout.splitlines() if ln)
+        ]
+        return RepoUnpushed(
+            **base,
+            status="ok",
+            branch=found.branch,
+            upstream=found.upstream,
+            count=int(counted.stdout.strip() or 0),
+            commits=commits,
+            error=None,
+        )
+
+    repos = [
+        r for r in await each(expand_repos(ctx, params.repos), one) if isinstance(r, RepoUnpushed)
+    ]
+    total = sum(r.count for r in repos)
+    lines = []
+    for r in repos:
+        if r.status != "ok":
+            lines.append(f"- {r.name}: **{r.status}**" + (f" ({r.error})" if r.error else ""))
+        elif r.count:
+            against = r.upstream or "any remote"
+            lines.append(f"- **{r.name}** ({r.branch or 'detached'}): {r.count} not on {against}")
+            lines += [f"  - `{c.sha}` {c.subject}" for c in r.commits]
+            if r.count > len(r.commits):
+                lines.append(f"  - ... and {r.count - len(r.commits)} more")
+    if not lines:
+        lines.append(
+            f"Nothing unpushed in {len(repos)} "
+            f"{'repository' if len(repos) == 1 else 'repositories'}."
+        )
+    return StepOutput(markdown="\n".join(lines), data=UnpushedData(repos=repos, total=total))
+
+
+# -- git-tend -------------------------------------------------------------------------------
+
+TendAction = Literal[
+    "fast-forwarded",
+    "up-to-date",
+    "ahead",
+    "diverged",
+    "dirty",
+    "detached",
+    "no-upstream",
+    "fetch-failed",
+    "missing",
+    "not-a-repo",
+    "error",
+]
+
+
+class TendParams(ReposParams):
+    pass
+
+
+class RepoTended(BaseModel):
+    path: str
+    name: str
+    action: TendAction
+    branch: str | None
+    upstream: str | None
+    before: str | None = Field(description="HEAD before.")
+    after: str | None = Field(description="HEAD after (differs only when fast-forwarded).")
+    ahead: int
+    behind: int = Field(description="Commits behind after fetching (0 once fast-forwarded).")
+    message: str | None
+
+
+class TendData(BaseModel):
+    repos: list[RepoTended]
+    fast_forwarded: int
+    needs_attention: int = Field(description="Diverged, dirty, detached or failed ones.")
+
+
+async def git_tend(ctx: StepContext, params: TendParams) -> StepOutput:
+    async def one(item: tuple[str, Path]) -> RepoTended:
+        given, path = item
+        base = {"path": str(path), "name": path.name or given}
+        blank = {
+            "branch": None,
+            "upstream": None,
+            "before": None,
+            "after": None,
+            "ahead": 0,
+            "behind": 0,
+        }
+        found = await probe(ctx, path)
+        if not isinstance(found, Porcelain):
+            state, error = found
+            action: TendAction = "error" if state == "error" else state  # type: ignore[assignment]
+            return RepoTended(**base, **blank, action=action, message=error)
+        info = {
+            "branch": found.branch,
+            "upstream": found.upstream,
+            "before": found.head,
+            "after": found.head,
+        }
+        if found.branch is None:
+            return RepoTended(
+                **base,
+                **info,
+                ahead=0,
+                behind=0,
+                action="detached",
+                message="HEAD is detached: left alone",
+            )
+        if found.upstream is None:
+            return RepoTended(**base, **info, ahead=0, behind=0, action="no-upstream", message=None)
+        fetched = await git(ctx, path, "fetch", "--quiet")
+        if fetched.returncode != 0:
+            return RepoTended(
+                **base,
+                **info,
+                ahead=found.ahead,
+                behind=found.behind,
+                action="fetch-failed",
+                message=_last_line(fetched),
+            )
+        now = await probe(ctx, path)
+        if not isinstance(now, Porcelain):
+            return RepoTended(**base, **info, ahead=0, behind=0, action="error", message=now[1])
+        counts = {"ahead": now.ahead, "behind": now.behind}
+        if now.ahead and now.behind:
+            return RepoTended(
+                **base,
+                **info,
+                **counts,
+                action="diverged",
+                message="diverged from its upstream: left alone (never merged)",
+            )
+        if now.ahead:
+            return RepoTended(**base, **info, **counts, action="ahead", message=None)
+        if not now.behind:
+            return RepoTended(**base, **info, **counts, action="up-to-date", message=None)
+        if now.dirty:
+            return RepoTended(
+                **base,
+                **info,
+                **counts,
+                action="dirty",
+                message="behind, but the work tree has changes: left alone",
+            )
+        merged = await git(ctx, path, "merge", "--ff-only", "--quiet", "@{upstream}")
+        if merged.returncode != 0:
+            return RepoTended(**base, **info, **counts, action="error", message=_last_line(merged))
+        head = await git(ctx, path, "rev-parse", "HEAD")
+        return RepoTended(
+            **base,
+            **{**info, "after": head.stdout.strip()},
+            ahead=0,
+            behind=0,
+            action="fast-forwarded",
+            message=f"fast-forwarded {now.behind} commit(s)",
+        )
+
+    repos = [
+        r for r in await each(expand_repos(ctx, params.repos), one) if isinstance(r, RepoTended)
+    ]
+    quiet = {"up-to-date", "ahead", "no-upstream", "fast-forwarded"}
+    data = TendData(
+        repos=repos,
+        fast_forwarded=sum(r.action == "fast-forwarded" for r in repos),
+        needs_attention=sum(r.action not in quiet for r in repos),
+    )
+    lines = [
+        f"{len(repos)} repositories fetched: {data.fast_forwarded} fast-forwarded, "
+        f"{data.needs_attention} need attention."
+    ]
+    for r in repos:
+        if r.action in ("up-to-date", "no-upstream"):
+            continue
+        detail = f": {r.message}" if r.message else ""
+        lines.append(f"- {r.name}: **{r.action}**{detail}")
+    return StepOutput(markdown="\n".join(lines), data=data)
+
+
+@hookimpl
+def register_step_types(register: Callable[[StepType], None]) -> None:
+    register(
+        StepType(
+            name="git-status",
+            description="Status of each repository: clean, dirty, ahead, behind, diverged, "
+            "missing or not-a-repo, with counts of changes and commits ahead and behind.",
+            params_model=StatusParams,
+            data_model=StatusData,
+            version="1.0",
+            handler=git_status,
+            programs=("git",),
+        )
+    )
+    register(
+        StepType(
+            name="git-unpushed",
+            description="Commits not on the upstream (or on no remote, without an upstream) in "
+            "each repository.",
+            params_model=UnpushedParams,
+            data_model=UnpushedData,
+            version="1.0",
+            handler=git_unpushed,
+            programs=("git",),
+        )
+    )
+    register(
+        StepType(
+            name="git-tend",
+            description="Fetch each repository and fast-forward a clean branch that is only "
+            "behind; never merges, rebases or touches diverged, dirty or detached ones.",
+            params_model=TendParams,
+            data_model=TendData,
+            version="1.0",
+            handler=git_tend,
+            programs=("git",),
+        )
+    )
