@@ -186,6 +186,8 @@ def test_the_resources_plugin_example_lists_reads_and_completes(tmp_path: Path) 
             assert "no station 'oslo'" in caught.value.message
 
     anyio.run(scenario)
+
+
 def test_routines_doc_config_examples_and_the_example_config_are_valid(tmp_path: Path) -> None:
     for block in _blocks(ROOT / "docs" / "routines.md", "toml"):
         validate_config(tomllib.loads(block), file="docs/routines.md")

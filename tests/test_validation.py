@@ -76,7 +76,7 @@ def test_enum_and_missing_problems_are_each_named() -> None:
     problems = _problems({"colour": "green"})
     assert "missing required argument 'day' (a string)" in problems
     assert any("missing required argument 'seats'" in p for p in problems)
-    assert "argument 'colour': expected one of \"red\", \"blue\", got \"green\"" in problems
+    assert 'argument \'colour\': expected one of "red", "blue", got "green"' in problems
 
 
 def test_constraints_only_the_model_knows_are_reported_from_the_model() -> None:

@@ -150,6 +150,13 @@ class App:
 
         return ResourceService(self)
 
+    async def read_resource_text(self, uri: str) -> str:
+        """A resource's text contents, joined (for steps that read resources)."""
+        import mcp_types as types
+
+        result = await self.resources.read(uri)
+        return "".join(c.text for c in result.contents if isinstance(c, types.TextResourceContents))
+
     @cached_property
     def capability_index(self) -> CapabilityIndex:
         from prixfixe.capability_index import CapabilityIndex

@@ -10,7 +10,7 @@
 
 Nothing is hand-maintained: every entry comes from a *source*, a function from the app to
 index entries. The index is cached per (registry version, facet policy) and rebuilt only
-when one of them changes. Step types (issue 4) plug in by filling `step_type_entries`.
+when one of them changes.
 """
 
 from __future__ import annotations
@@ -172,11 +172,32 @@ def template_entries(app: App) -> Iterable[Entry]:
         )
 
 
+#: The tools that run step types (relationships in the full index).
+STEP_TOOLS = ("step_run", "routine_eval", "routine_run", "steps_list")
+
+
 def step_type_entries(app: App) -> Iterable[Entry]:
-    """Extension point for step types (issue 4): yield one `Entry(kind="step_type", ...)` per
-    step type the registry holds, with its summary, terms and data schema in `detail`. The
-    summary, full and stats variants pick them up with no other change."""
-    return ()
+    from prixfixe.routines.contract import data_schema
+    from prixfixe.schema import model_schema
+
+    run_by = [name for name in STEP_TOOLS if name in app.registry]
+    for t in app.registry.step_types.values():
+        yield Entry(
+            kind="step_type",
+            name=t.name,
+            summary=t.summary,
+            terms=_terms(t.name, t.summary),
+            detail={
+                "name": t.name,
+                "description": t.description,
+                "version": t.version,
+                "plugin": t.owner,
+                "programs": list(t.programs),
+                "params_schema": model_schema(t.params_model),
+                "data_schema": data_schema(t),
+                "run_by": run_by,
+            },
+        )
 
 
 def prompt_entries(app: App) -> Iterable[Entry]:

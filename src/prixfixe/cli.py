@@ -725,7 +725,14 @@ def run(name: str, fmt: str, dry_run: bool) -> None:
                         return
 
             tg.start_soon(watch)
-            outcome.append(await app.routines.run(routine, lambda: app.store, on_step=progress))
+            outcome.append(
+                await app.routines.run(
+                    routine,
+                    lambda: app.store,
+                    on_step=progress,
+                    resources=app.read_resource_text,
+                )
+            )
             tg.cancel_scope.cancel()
         if not outcome:
             raise KeyboardInterrupt

@@ -67,6 +67,8 @@ class ResourcesConfig(BaseModel):
         description="Largest resources/read answer, in bytes of content (before base64).",
     )
     capability_index: CapabilityIndexConfig = Field(default_factory=CapabilityIndexConfig)
+
+
 #: Keys of a `[[routines.NAME.steps]]` table that belong to the engine; every other key is a
 #: param of the step's type, checked against that type's params model (typos included).
 STEP_ENGINE_KEYS = ("type", "name", "parallel", "timeout", "secrets")

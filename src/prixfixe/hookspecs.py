@@ -43,5 +43,7 @@ def register_store_migrations(register: Callable[[StoreMigration], None]) -> Non
 def register_resources(register: Callable[[Resource | ResourceTemplate], None]) -> None:
     """Declare MCP resources: `register(Resource(...))` for a fixed URI,
     `register(ResourceTemplate(...))` for an RFC 6570 URI template."""
+
+
 def register_step_types(register: Callable[[StepType], None]) -> None:
     """Declare step types for routines: call `register(StepType(...))` once per type."""

@@ -320,6 +320,7 @@ class Registry:
 
     def resource(self, uri: str) -> Resource | None:
         return self._resources.get(uri)
+
     def _check_step_types(self, step_types: Iterable[StepType], owner: str) -> dict[str, StepType]:
         batch: dict[str, StepType] = {}
         for step_type in step_types:
@@ -455,6 +456,8 @@ def _check_common(
     for who in audience:
         if who not in ("user", "assistant"):
             raise RegistryError(f"{where}: audience holds 'user' or 'assistant', got {who!r}")
+
+
 def _check_step_type(step_type: StepType, owner: str) -> None:
     if not isinstance(step_type, StepType):
         raise RegistryError(f"plugin {owner!r} registered {step_type!r}, which is not a StepType")

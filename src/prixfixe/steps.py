@@ -50,6 +50,10 @@ class _Runner(Protocol):
     ) -> Completed: ...
 
 
+#: Reads a prixfixe resource's text by URI (what `resources/read` would return).
+ResourceReader: TypeAlias = Callable[[str], Awaitable[str]]
+
+
 @dataclass(frozen=True, kw_only=True)
 class StepContext:
     """What a running step may reach: its name, its credentials, the exec gate (`run`) and the
@@ -64,6 +68,7 @@ class StepContext:
     owner: str = ""
     runner: _Runner = field(repr=False)
     store_opener: Callable[[], Store] = field(repr=False)
+    resource_reader: ResourceReader | None = field(default=None, repr=False)
 
     def path(self, value: str) -> Path:
         """A params path: `~` expanded, relative ones against the step's base directory."""
@@ -82,6 +87,14 @@ class StepContext:
         the grant holds. The step's credentials are in the child's environment."""
         merged: dict[str, str | Secret] = {**self.secrets, **(env or {})}
         return await self.runner(argv, cwd=cwd, env=merged, input=input)
+
+    async def read_resource(self, uri: str) -> str:
+        """The text of a prixfixe resource, as a client reading it would get it."""
+        if self.resource_reader is None:
+            from prixfixe.errors import StepFailure
+
+            raise StepFailure(f"step {self.step!r}: resources cannot be read here", kind="error")
+        return await self.resource_reader(uri)
 
     @property
     def store(self) -> Store:

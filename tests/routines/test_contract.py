@@ -106,13 +106,14 @@ def test_the_golden_command_checks_and_writes(tmp_path: Path) -> None:
         cli, ["steps", "golden", str(GOLDEN), "--plugin", "prixfixe.default_plugins"]
     )
     assert ok.exit_code == 0, ok.output
-    assert "All 9 step data schemas match" in ok.output
+    count = len(builtin_types())
+    assert f"All {count} step data schemas match" in ok.output
     missing = runner.invoke(cli, ["steps", "golden", str(tmp_path / "none")])
     assert missing.exit_code == 1
     assert "git-status: no golden schema at" in missing.stderr
     wrote = runner.invoke(cli, ["steps", "golden", str(tmp_path / "new"), "--write"])
     assert wrote.exit_code == 0
-    assert len(list((tmp_path / "new").glob("*.json"))) == 9
+    assert len(list((tmp_path / "new").glob("*.json"))) == count
 
 
 def test_every_built_in_step_types_real_output_validates_against_its_golden_schema(
@@ -153,6 +154,9 @@ command = [{py}, "-c", "print('hello')"]
 [[routines.all.steps]]
 type = "harness"
 command = [{py}, "-c", "print('{{\\"ok\\": true}}')"]
+[[routines.all.steps]]
+type = "capability-index"
+variant = "stats"
 """
     app = make_app(config=config, env=dict(os.environ), plugins=[])
     app.store.put("reminder", {"text": "r", "due": "2020-01-01"})
@@ -160,7 +164,9 @@ command = [{py}, "-c", "print('{{\\"ok\\": true}}')"]
     app.store.put("countdown", {"label": "c", "start": "2020-01-01", "end": "2099-12-31"})
 
     async def go() -> Any:
-        return await app.routines.run(app.routines.get("all"), lambda: app.store)
+        return await app.routines.run(
+            app.routines.get("all"), lambda: app.store, resources=app.read_resource_text
+        )
 
     try:
         stored = anyio.run(go)

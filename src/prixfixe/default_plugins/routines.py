@@ -131,7 +131,11 @@ def _progress(ctx: ToolContext) -> OnStep | None:
 
 async def _run(ctx: ToolContext, routine: Routine, pins: dict[str, int] | None) -> StoredReport:
     return await _routines(ctx).run(
-        routine, lambda: ctx.app.store, pins=pins, on_step=_progress(ctx)
+        routine,
+        lambda: ctx.app.store,
+        pins=pins,
+        on_step=_progress(ctx),
+        resources=ctx.app.read_resource_text,
     )
 
 

@@ -1,15 +1,20 @@
-"""prixfixe's own resources: the capability index in three sizes, and the system health."""
+"""prixfixe's own resources: the capability index in three sizes, and the system health;
+and the `capability-index` step type, the same index for clients that do not read resources."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from prixfixe.capability_index import INDEX_URIS, MIME_TYPES
 from prixfixe.config import IndexVariant
 from prixfixe.health import HEALTH_URI, health
 from prixfixe.hookspecs import hookimpl
 from prixfixe.resource import Resource, ResourceContext, ResourceReader, ResourceTemplate
+from prixfixe.steps import StepContext, StepOutput, StepType
 
 _DESCRIPTIONS: dict[IndexVariant, tuple[str, str]] = {
     "summary": (
@@ -67,5 +72,59 @@ def register_resources(register: Callable[[Resource | ResourceTemplate], None]) 
             reader=_read_health,
             audience=("user", "assistant"),
             priority=0.3,
+        )
+    )
+
+
+class CapabilityIndexParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    variant: IndexVariant = Field(
+        default="summary", description="summary (markdown), full or stats (JSON)."
+    )
+
+
+class CapabilityIndexData(BaseModel):
+    """The index as a client reading its resource would get it; JSON variants also parsed."""
+
+    variant: IndexVariant
+    uri: str
+    mime_type: str
+    text: str = Field(description="The resource's text, unchanged.")
+    document: dict[str, Any] | None = Field(
+        default=None, description="The parsed JSON of the full and stats variants."
+    )
+
+
+async def capability_index_step(ctx: StepContext, params: CapabilityIndexParams) -> StepOutput:
+    uri = INDEX_URIS[params.variant]
+    text = await ctx.read_resource(uri)
+    document = json.loads(text) if MIME_TYPES[params.variant] == "application/json" else None
+    markdown = text if document is None else f"```json\n{text.rstrip()}\n```\n"
+    data = CapabilityIndexData(
+        variant=params.variant,
+        uri=uri,
+        mime_type=MIME_TYPES[params.variant],
+        text=text,
+        document=document,
+    )
+    return StepOutput(markdown=markdown, data=data)
+
+
+@hookimpl
+def register_step_types(register: Callable[[StepType], None]) -> None:
+    # For clients that do not read resources: the same index through step_run, at no cost to
+    # tools/list.
+    register(
+        StepType(
+            name="capability-index",
+            description=(
+                "The capability index (what this server can do) as the prixfixe://"
+                "capability-index resources hold it: summary, full or stats."
+            ),
+            params_model=CapabilityIndexParams,
+            data_model=CapabilityIndexData,
+            version="1.0",
+            handler=capability_index_step,
         )
     )

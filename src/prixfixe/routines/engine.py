@@ -31,7 +31,7 @@ from prixfixe.routines import credentials
 from prixfixe.routines.report import REPORT_VERSION, Failure, Report, StepResult, overall
 from prixfixe.routines.spec import Routine, StepCall
 from prixfixe.secrets import Secret
-from prixfixe.steps import StepContext, StepOutput
+from prixfixe.steps import ResourceReader, StepContext, StepOutput
 from prixfixe.store.api import Store
 
 log = logging.getLogger(__name__)
@@ -82,6 +82,7 @@ async def run(
     store: Callable[[], Store],
     on_step: OnStep | None = None,
     today: dt.date | None = None,
+    resources: ResourceReader | None = None,
 ) -> Outcome:
     check_runnable(routine, gate)
     today = today or dt.date.today()
@@ -92,7 +93,9 @@ async def run(
     index = {id(step): i for i, step in enumerate(routine.steps)}
 
     async def one(call: StepCall) -> None:
-        outcome = await run_step(call, gate=gate, env=env, store=store, today=today)
+        outcome = await run_step(
+            call, gate=gate, env=env, store=store, today=today, resources=resources
+        )
         results[index[id(call)]] = outcome
         if on_step is not None:
             await on_step(len(results), total, outcome[0])
@@ -126,12 +129,15 @@ async def run_step(
     env: Mapping[str, str],
     store: Callable[[], Store],
     today: dt.date,
+    resources: ResourceReader | None = None,
 ) -> tuple[StepResult, str]:
     """Run one step to a result: its data, or its failure as data. Only cancellation escapes."""
     base = {"name": call.name, "type": call.type.name, "version": call.type.version}
     try:
         with anyio.fail_after(call.timeout):
-            data, markdown = await _attempt(call, gate=gate, env=env, store=store, today=today)
+            data, markdown = await _attempt(
+                call, gate=gate, env=env, store=store, today=today, resources=resources
+            )
     except TimeoutError:
         failure = Failure(
             kind="timeout",
@@ -160,6 +166,7 @@ async def _attempt(
     env: Mapping[str, str],
     store: Callable[[], Store],
     today: dt.date,
+    resources: ResourceReader | None = None,
 ) -> tuple[dict[str, Any], str]:
     # The gate is asked before anything starts, so a refused step has no side effects.
     for program in call.programs:
@@ -202,6 +209,7 @@ async def _attempt(
         owner=call.type.owner,
         runner=runner,
         store_opener=store,
+        resource_reader=resources,
     )
     handler = call.type.handler
     if inspect.iscoroutinefunction(handler):

@@ -20,7 +20,7 @@ from prixfixe.routines.archive import StoredReport
 from prixfixe.routines.contract import check_pins
 from prixfixe.routines.report import REPORT_PIN, REPORT_VERSION
 from prixfixe.routines.spec import STEP_ROUTINE, Routine, inline_routine, load_routines
-from prixfixe.steps import StepType
+from prixfixe.steps import ResourceReader, StepType
 from prixfixe.store.api import Store
 
 #: The plugin that owns the reports table (it declares the table's migrations).
@@ -93,12 +93,19 @@ class Routines:
         pins: Mapping[str, int] | None = None,
         on_step: engine.OnStep | None = None,
         today: dt.date | None = None,
+        resources: ResourceReader | None = None,
     ) -> StoredReport:
         """Run `routine` and keep its report; a pin the data no longer meets refuses the run
         before anything starts. `today` is the date steps count from (default: today)."""
         self.check_pins(routine, pins)
         outcome = await engine.run(
-            routine, gate=self.gate, env=self.env, store=store, on_step=on_step, today=today
+            routine,
+            gate=self.gate,
+            env=self.env,
+            store=store,
+            on_step=on_step,
+            today=today,
+            resources=resources,
         )
         return await anyio.to_thread.run_sync(
             lambda: archive.save(
