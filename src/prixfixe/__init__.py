@@ -2,7 +2,9 @@
 
 A plugin needs only what is exported here: `hookimpl`, `Tool`, `ToolContext`, `ToolResult`,
 for the store `StoreKind` and `StoreMigration`, and for resources `Resource`,
-`ResourceTemplate`, `ResourceContext` and `ResourceBody`.
+`ResourceTemplate`, `ResourceContext` and `ResourceBody`, for prompts `Prompt`,
+`PromptArgument`, `PromptMessage` and `PromptContext`, and the content types `Text`, `Image`,
+`Audio`, `Embedded` and `ResourceLink` (prompt messages and tool results).
 """
 
 from importlib.metadata import PackageNotFoundError, version
@@ -12,18 +14,29 @@ try:
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0.0.0+unknown"
 
+from prixfixe.content import Audio, Embedded, Image, ResourceLink, Text
 from prixfixe.hookspecs import hookimpl
 from prixfixe.kinds import StoreKind, StoreMigration
+from prixfixe.prompt import Prompt, PromptArgument, PromptContext, PromptMessage
 from prixfixe.resource import Resource, ResourceBody, ResourceContext, ResourceTemplate
 from prixfixe.tool import Tool, ToolContext, ToolResult
 
 __all__ = [
+    "Audio",
+    "Embedded",
+    "Image",
+    "Prompt",
+    "PromptArgument",
+    "PromptContext",
+    "PromptMessage",
     "Resource",
     "ResourceBody",
     "ResourceContext",
+    "ResourceLink",
     "ResourceTemplate",
     "StoreKind",
     "StoreMigration",
+    "Text",
     "Tool",
     "ToolContext",
     "ToolResult",

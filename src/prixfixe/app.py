@@ -31,6 +31,7 @@ from prixfixe.validation import validate_arguments
 if TYPE_CHECKING:
     from prixfixe.capability_index import CapabilityIndex
     from prixfixe.finder import Finder
+    from prixfixe.prompts.service import PromptService
     from prixfixe.resources.notify import Notifier
     from prixfixe.resources.service import ResourceService
 
@@ -132,6 +133,12 @@ class App:
         return ResourceService(self)
 
     @cached_property
+    def prompts(self) -> PromptService:
+        from prixfixe.prompts.service import PromptService
+
+        return PromptService(self)
+
+    @cached_property
     def capability_index(self) -> CapabilityIndex:
         from prixfixe.capability_index import CapabilityIndex
 
@@ -144,7 +151,9 @@ class App:
             notifier.list_changed()
         if any(self.exposure.listed(self.registry.get(n).tool.facet) for n in change.tools):
             notifier.tools_changed()
-        if change.tools or change.kinds or change.templates:
+        if change.prompts:
+            notifier.prompts_changed()
+        if change.tools or change.kinds or change.templates or change.prompts:
             notifier.changed(*INDEX_URIS.values())
 
     # -- what a connection sees -------------------------------------------------------------

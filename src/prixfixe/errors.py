@@ -240,6 +240,42 @@ class UnknownTemplateError(ResourceError):
     code = INVALID_PARAMS
 
 
+class PromptError(PrixfixeError):
+    """A prompt request that cannot be answered; the message names the prompt."""
+
+    code = INVALID_PARAMS
+
+
+class UnknownPromptError(PromptError):
+    """No registered prompt has this name."""
+
+    def __init__(self, name: str, suggestions: list[str] | None = None) -> None:
+        hint = f"; did you mean {', '.join(repr(s) for s in suggestions)}?" if suggestions else ""
+        super().__init__(
+            f"unknown prompt {name!r}{hint} (prompts/list shows them)",
+            name=name,
+            suggestions=suggestions or [],
+        )
+
+
+class InvalidPromptArgumentsError(PromptError):
+    """Arguments a prompt does not take, or required ones missing; `problems` names each."""
+
+    def __init__(self, name: str, problems: list[str]) -> None:
+        super().__init__(
+            f"invalid arguments for prompt {name!r}: {'; '.join(problems)}",
+            name=name,
+            problems=problems,
+        )
+        self.problems = problems
+
+
+class PromptRenderError(PromptError):
+    """A prompt's renderer failed: an internal error naming the prompt."""
+
+    code = INTERNAL_ERROR
+
+
 def to_mcp_error(error: PrixfixeError, *, protocol_version: str | None = None) -> MCPError:
     """Map a prixfixe error to the JSON-RPC error the SDK sends on the wire.
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 import pluggy
 
 from prixfixe.kinds import StoreKind, StoreMigration
+from prixfixe.prompt import Prompt
 from prixfixe.resource import Resource, ResourceTemplate
 from prixfixe.tool import Tool
 
@@ -42,3 +43,8 @@ def register_store_migrations(register: Callable[[StoreMigration], None]) -> Non
 def register_resources(register: Callable[[Resource | ResourceTemplate], None]) -> None:
     """Declare MCP resources: `register(Resource(...))` for a fixed URI,
     `register(ResourceTemplate(...))` for an RFC 6570 URI template."""
+
+
+@hookspec
+def register_prompts(register: Callable[[Prompt], None]) -> None:
+    """Declare MCP prompts: call `register(Prompt(...))` once per prompt."""

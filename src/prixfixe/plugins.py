@@ -21,6 +21,7 @@ import pluggy
 from prixfixe import hookspecs
 from prixfixe.errors import PrixfixeError
 from prixfixe.kinds import StoreKind, StoreMigration
+from prixfixe.prompt import Prompt
 from prixfixe.registry import Registry
 from prixfixe.resource import Resource, ResourceTemplate
 from prixfixe.tool import Tool
@@ -102,8 +103,8 @@ def collect(pm: pluggy.PluginManager, infos: list[PluginInfo]) -> Registry:
     """Call every plugin's hooks with a `register` bound to that plugin, so ownership is known.
 
     Registration is all-or-nothing per plugin: a plugin whose third tool (or any store kind,
-    migration or resource) is invalid adds nothing at all. A built-in plugin's mistake is a bug and
-    raises; a third-party one is reported and skipped.
+    migration, resource or prompt) is invalid adds nothing at all. A built-in plugin's
+    mistake is a bug and raises; a third-party one is reported and skipped.
     """
     registry = Registry()
     hooks = (
@@ -111,6 +112,7 @@ def collect(pm: pluggy.PluginManager, infos: list[PluginInfo]) -> Registry:
         pm.hook.register_store_kinds,
         pm.hook.register_store_migrations,
         pm.hook.register_resources,
+        pm.hook.register_prompts,
     )
     # get_hookimpls() is in registration order (built-ins first): that is the listing order.
     owners: list[str] = []
@@ -123,14 +125,20 @@ def collect(pm: pluggy.PluginManager, infos: list[PluginInfo]) -> Registry:
         kinds: list[StoreKind] = []
         migrations: list[StoreMigration] = []
         resources: list[Resource | ResourceTemplate] = []
-        sinks: tuple[list[Any], ...] = (tools, kinds, migrations, resources)
+        prompts: list[Prompt] = []
+        sinks: tuple[list[Any], ...] = (tools, kinds, migrations, resources, prompts)
         try:
             for hook, sink in zip(hooks, sinks, strict=True):
                 for impl in hook.get_hookimpls():
                     if impl.plugin_name == owner:
                         impl.function(register=sink.append)
             registry.add_plugin(
-                owner, tools=tools, kinds=kinds, migrations=migrations, resources=resources
+                owner,
+                tools=tools,
+                kinds=kinds,
+                migrations=migrations,
+                resources=resources,
+                prompts=prompts,
             )
         except Exception as exc:
             if owner in DEFAULT_PLUGINS:

@@ -20,6 +20,7 @@ from prixfixe.kinds import (
     StoreKind,
     StoreMigration,
 )
+from prixfixe.prompt import Prompt
 from prixfixe.resource import URI_PATTERN, Resource, ResourceTemplate
 from prixfixe.schema import model_schema
 from prixfixe.tool import FACET_NAME_PATTERN, TOOL_NAME_PATTERN, Tool
@@ -106,6 +107,7 @@ class RegistryChange:
     kinds: tuple[str, ...] = ()
     resources: tuple[str, ...] = ()
     templates: tuple[str, ...] = ()
+    prompts: tuple[str, ...] = ()
 
 
 RegistryListener = Callable[[RegistryChange], None]
@@ -126,6 +128,7 @@ class Registry:
         self._migrations: dict[str, tuple[StoreMigration, ...]] = {}
         self._resources: dict[str, Resource] = {}
         self._templates: dict[str, RegisteredTemplate] = {}
+        self._prompts: dict[str, Prompt] = {}
         self._listeners: dict[object, RegistryListener] = {}
         self.version = 0
 
@@ -144,12 +147,14 @@ class Registry:
         kinds: Iterable[StoreKind] = (),
         migrations: Iterable[StoreMigration] = (),
         resources: Iterable[Resource | ResourceTemplate] = (),
+        prompts: Iterable[Prompt] = (),
     ) -> None:
         """Add everything one plugin declared, all or none: all is checked before any is added."""
         batch = self._check_tools(tools, owner)
         kind_batch = self._check_kinds(kinds, owner)
         steps = self._check_migrations(migrations, owner)
         statics, templates = self._check_resources(resources, owner)
+        prompt_batch = self._check_prompts(prompts, owner)
         if batch:
             self._tools.update(batch)
         if kind_batch:
@@ -160,7 +165,9 @@ class Registry:
             self._resources.update(statics)
         if templates:
             self._templates.update(templates)
-        if batch or kind_batch or steps or statics or templates:
+        if prompt_batch:
+            self._prompts.update(prompt_batch)
+        if batch or kind_batch or steps or statics or templates or prompt_batch:
             self.version += 1
             self._announce(
                 RegistryChange(
@@ -169,6 +176,7 @@ class Registry:
                     kinds=tuple(kind_batch),
                     resources=tuple(statics),
                     templates=tuple(templates),
+                    prompts=tuple(prompt_batch),
                 )
             )
 
@@ -297,6 +305,29 @@ class Registry:
                     "ResourceTemplate"
                 )
         return statics, templates
+
+    def _check_prompts(self, prompts: Iterable[Prompt], owner: str) -> dict[str, Prompt]:
+        batch: dict[str, Prompt] = {}
+        for prompt in prompts:
+            _check_prompt(prompt, owner)
+            clash = self._prompts.get(prompt.name) or batch.get(prompt.name)
+            if clash is not None:
+                raise RegistryError(
+                    f"plugin {owner!r} registered prompt {prompt.name!r}, already registered "
+                    f"by plugin {clash.owner!r}"
+                )
+            batch[prompt.name] = replace(prompt, owner=owner)
+        return batch
+
+    # -- prompts ----------------------------------------------------------------------------
+
+    @property
+    def prompts(self) -> dict[str, Prompt]:
+        """Prompts by name, in registration order."""
+        return dict(self._prompts)
+
+    def prompt(self, name: str) -> Prompt | None:
+        return self._prompts.get(name)
 
     # -- resources --------------------------------------------------------------------------
 
@@ -428,3 +459,28 @@ def _check_common(
     for who in audience:
         if who not in ("user", "assistant"):
             raise RegistryError(f"{where}: audience holds 'user' or 'assistant', got {who!r}")
+
+
+def _check_prompt(prompt: Prompt, owner: str) -> None:
+    from prixfixe.prompt import PromptArgument
+
+    if not isinstance(prompt, Prompt):
+        raise RegistryError(f"plugin {owner!r} registered {prompt!r}, which is not a Prompt")
+    where = f"plugin {owner!r} prompt {prompt.name!r}"
+    if not isinstance(prompt.name, str) or not TOOL_NAME_PATTERN.match(prompt.name):
+        raise RegistryError(
+            f"{where}: prompt names are 1-128 characters of letters, digits, '_', '-' and '.'"
+        )
+    if not callable(prompt.render):
+        raise RegistryError(f"{where}: render must be callable")
+    seen: set[str] = set()
+    for argument in prompt.arguments:
+        if not isinstance(argument, PromptArgument):
+            raise RegistryError(f"{where}: {argument!r} is not a PromptArgument")
+        if not isinstance(argument.name, str) or not argument.name.strip():
+            raise RegistryError(f"{where}: argument names must be non-empty strings")
+        if argument.name in seen:
+            raise RegistryError(f"{where}: argument {argument.name!r} is declared twice")
+        if argument.completer is not None and not callable(argument.completer):
+            raise RegistryError(f"{where}: the completer for {argument.name!r} is not callable")
+        seen.add(argument.name)
