@@ -20,8 +20,10 @@ from mcp.server.context import ServerRequestContext
 from pydantic import BaseModel
 
 from prixfixe.config import LoadedConfig, home_dir, load_config
+from prixfixe.content import CONTENT_TYPES, to_wire
 from prixfixe.errors import PrixfixeError, ToolDeniedError, UnknownToolError
 from prixfixe.facets import Exposure, check_known_facets, resolve_exposure
+from prixfixe.interaction import InputRequired, wire_request
 from prixfixe.plugins import PluginInfo, build_plugin_manager, collect
 from prixfixe.registry import RegisteredTool, Registry, RegistryChange
 from prixfixe.store import Store, StoreChange, StoreObserver, open_store
@@ -39,6 +41,8 @@ log = logging.getLogger(__name__)
 
 #: The most tools a default `tools/list` may hold. A test pins it; raising it is a design change.
 DEFAULT_TOOL_BUDGET = 12
+#: MCP log levels, least severe first (RFC 5424 order).
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
 @dataclass
@@ -54,6 +58,7 @@ class App:
     _store_observers: list[StoreObserver] = field(default_factory=list, repr=False)
     started_at: float = field(default_factory=time.time, repr=False)
     started_monotonic: float = field(default_factory=time.monotonic, repr=False)
+    _log_levels: dict[object, str] = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(
@@ -156,6 +161,28 @@ class App:
         if change.tools or change.kinds or change.templates or change.prompts:
             notifier.changed(*INDEX_URIS.values())
 
+    # -- logging to clients -----------------------------------------------------------------
+
+    def set_log_level(self, request: ServerRequestContext[Any], level: str) -> None:
+        """`logging/setLevel` (2025-11-25): the least severe level this connection hears."""
+        from prixfixe.resources.notify import connection_of
+
+        connection = connection_of(request)
+        if connection is None:
+            return
+        if connection not in self._log_levels:
+            connection.exit_stack.callback(self._log_levels.pop, connection, None)
+        self._log_levels[connection] = level
+
+    def log_level_allows(self, request: ServerRequestContext[Any], level: str) -> bool:
+        """Whether a log message at `level` may go to this request's client. On 2026-07-28
+        the SDK applies the per-request opt-in itself."""
+        from prixfixe.resources.notify import connection_of
+
+        connection = connection_of(request)
+        floor = self._log_levels.get(connection) if connection is not None else None
+        return floor is None or LOG_LEVELS.index(level) >= LOG_LEVELS.index(floor)
+
     # -- what a connection sees -------------------------------------------------------------
 
     def listed_tools(self) -> list[RegisteredTool]:
@@ -204,10 +231,11 @@ class App:
         name: str,
         arguments: Any,
         request: ServerRequestContext[Any] | None = None,
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         """Validate and run one tool. Unknown or denied names raise; everything that goes
         wrong inside the call (bad arguments, a failing handler) is an `isError` result the
-        model can read and correct, as the MCP spec asks for tool execution errors."""
+        model can read and correct, as the MCP spec asks for tool execution errors. A tool
+        that asks the client for input on 2026-07-28 ends with an `input_required` result."""
         entry = self.reachable(name)
         try:
             args = validate_arguments(entry, arguments)
@@ -215,11 +243,22 @@ class App:
             output = entry.tool.handler(context, args)
             if inspect.isawaitable(output):
                 output = await output
+        except InputRequired as needed:
+            return types.InputRequiredResult.model_validate(
+                {
+                    "resultType": "input_required",
+                    "inputRequests": {k: wire_request(r) for k, r in needed.requests.items()}
+                    or None,
+                    "requestState": needed.state,
+                }
+            )
         except PrixfixeError as exc:
             return error_result(exc.message)
         except Exception as exc:
             log.exception("tool %s failed", name)
             return error_result(f"tool {name!r} failed: {type(exc).__name__}: {exc}")
+        if isinstance(output, types.InputRequiredResult):  # tool_invoke passing one through
+            return output
         return to_call_result(entry, output)
 
 
@@ -241,6 +280,12 @@ def to_call_result(entry: RegisteredTool, output: Any) -> types.CallToolResult:
     """Turn what a handler returned into the wire result; structured data is also text."""
     if isinstance(output, types.CallToolResult):
         return output
+    if isinstance(output, CONTENT_TYPES):
+        output = [output]
+    if isinstance(output, list | tuple) and output and all(
+        isinstance(item, CONTENT_TYPES) for item in output
+    ):
+        return types.CallToolResult(content=[to_wire(item) for item in output])
     text: str
     data: dict[str, Any] | None
     is_error = False

@@ -15,6 +15,7 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
 
 from prixfixe import __version__
@@ -62,7 +63,7 @@ def build_server(app: App) -> Server[Any]:
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         try:
             return await app.call_tool(params.name, params.arguments, ctx)
         except PrixfixeError as exc:
@@ -159,7 +160,13 @@ def build_server(app: App) -> Server[Any]:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(app.close_store)
 
-    return PrixfixeServer(
+    async def set_log_level(
+        ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        app.set_log_level(ctx, params.level)
+        return types.EmptyResult()
+
+    server = PrixfixeServer(
         SERVER_NAME,
         version=__version__,
         title="prixfixe",
@@ -178,6 +185,15 @@ def build_server(app: App) -> Server[Any]:
         on_get_prompt=get_prompt,
         on_completion=complete,
     )
+    # `logging/setLevel` is the 2025-11-25 way to choose which log messages a connection
+    # hears (2026-07-28 asks per request, and the SDK honours that itself).
+    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_log_level)
+    # A tool that asks the client for input on 2026-07-28 gets its `state` back on the next
+    # round; the boundary seals it (AES-GCM, a key per process) so a client cannot forge it.
+    server.middleware.append(
+        RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=SERVER_NAME)
+    )
+    return server
 
 
 async def serve_stdio(app: App) -> None:
