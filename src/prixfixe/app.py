@@ -21,9 +21,14 @@ from pydantic import BaseModel
 
 from prixfixe.config import LoadedConfig, home_dir, load_config
 from prixfixe.content import CONTENT_TYPES, to_wire
-from prixfixe.errors import PrixfixeError, ToolDeniedError, UnknownToolError
+from prixfixe.errors import (
+    MissingClientCapabilityError,
+    PrixfixeError,
+    ToolDeniedError,
+    UnknownToolError,
+)
 from prixfixe.facets import Exposure, check_known_facets, resolve_exposure
-from prixfixe.interaction import InputRequired, wire_request
+from prixfixe.interaction import InputRequired, input_required_result
 from prixfixe.plugins import PluginInfo, build_plugin_manager, collect
 from prixfixe.registry import RegisteredTool, Registry, RegistryChange
 from prixfixe.store import Store, StoreChange, StoreObserver, open_store
@@ -244,14 +249,10 @@ class App:
             if inspect.isawaitable(output):
                 output = await output
         except InputRequired as needed:
-            return types.InputRequiredResult.model_validate(
-                {
-                    "resultType": "input_required",
-                    "inputRequests": {k: wire_request(r) for k, r in needed.requests.items()}
-                    or None,
-                    "requestState": needed.state,
-                }
-            )
+            result: types.InputRequiredResult = input_required_result(needed)
+            return result
+        except MissingClientCapabilityError:
+            raise  # a protocol error (-32021), not the tool's result
         except PrixfixeError as exc:
             return error_result(exc.message)
         except Exception as exc:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcp.shared.exceptions import MCPError
-from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
+from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
 from mcp_types.version import is_version_at_least
 
 
@@ -274,6 +274,21 @@ class PromptRenderError(PromptError):
     """A prompt's renderer failed: an internal error naming the prompt."""
 
     code = INTERNAL_ERROR
+
+
+class MissingClientCapabilityError(PrixfixeError):
+    """A request needs a client capability (elicitation, sampling, roots) that the client did
+    not declare on this request (2026-07-28, SEP-2575): -32021, HTTP 400."""
+
+    code = MISSING_REQUIRED_CLIENT_CAPABILITY
+
+    def __init__(self, capabilities: list[str]) -> None:
+        names = ", ".join(capabilities)
+        super().__init__(
+            f"this request needs the client capabilities {names}, which the client did not "
+            "declare in _meta io.modelcontextprotocol/clientCapabilities",
+            requiredCapabilities={name: {} for name in capabilities},
+        )
 
 
 def to_mcp_error(error: PrixfixeError, *, protocol_version: str | None = None) -> MCPError:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from prixfixe.content import Content
+from prixfixe.interaction import Interactive
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -24,9 +25,10 @@ Role: TypeAlias = Literal["user", "assistant"]
 
 
 @dataclass(frozen=True)
-class PromptContext:
+class PromptContext(Interactive):
     """What a renderer or completer may reach: the running app, the prompt's name, the
-    plugin that declared it, and when called over MCP the request."""
+    plugin that declared it, and when called over MCP the request (through which, like a
+    tool, a renderer may `ask` the client for input)."""
 
     app: App
     name: str = ""

@@ -125,7 +125,7 @@ def build_server(app: App) -> Server[Any]:
 
     async def get_prompt(
         ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
-    ) -> types.GetPromptResult:
+    ) -> types.GetPromptResult | types.InputRequiredResult:
         try:
             return await prompts.get(params.name, params.arguments, ctx)
         except PrixfixeError as exc:

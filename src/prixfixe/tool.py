@@ -6,15 +6,14 @@ This module sits low on purpose: a plugin imports it (through `prixfixe`) and li
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from pydantic import BaseModel
 
 from prixfixe.content import Content
-from prixfixe.errors import PrixfixeError
-from prixfixe.interaction import InputRequest, LogLevel
+from prixfixe.interaction import Interactive
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -29,9 +28,10 @@ FACET_NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
 
 
 @dataclass(frozen=True)
-class ToolContext:
+class ToolContext(Interactive):
     """What a handler may reach: the running app, when called over MCP the request, and the
-    plugin that owns the tool (whose store slice `slice()` returns)."""
+    plugin that owns the tool (whose store slice `slice()` returns). Through `Interactive` it
+    can ask the client for input (`ask`), log to it (`log`) and report progress."""
 
     app: App
     request: ServerRequestContext[Any] | None = None
@@ -40,86 +40,6 @@ class ToolContext:
     def slice(self) -> OwnerSlice:
         """The calling plugin's own store tables (blocking: use from a worker thread)."""
         return self.app.store.slice(self.owner)
-
-    # -- talking to the client during a call (no-ops outside MCP) -----------------------------
-
-    @property
-    def request_state(self) -> str | None:
-        """On 2026-07-28, the `state` this tool put in its last `input_required` result and
-        the client echoed back (verified by the SDK); None on the first round."""
-        params = self.request.params if self.request is not None else None
-        state = params.get("requestState") if params else None
-        return state if isinstance(state, str) else None
-
-    @property
-    def input_responses(self) -> dict[str, Any]:
-        """On 2026-07-28, the answers the client sent to this tool's last input requests."""
-        params = self.request.params if self.request is not None else None
-        answers = params.get("inputResponses") if params else None
-        return dict(answers) if isinstance(answers, dict) else {}
-
-    async def ask(
-        self, requests: Mapping[str, InputRequest], *, state: str | None = None
-    ) -> dict[str, Any]:
-        """Ask the client (see `prixfixe.interaction`); the answers as JSON objects by key.
-
-        On 2026-07-28 an unanswered request ends the call with `input_required` (carrying
-        `state`) and the client calls again; on 2025-11-25 the requests go to the client now."""
-        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-
-        from prixfixe.interaction import InputRequired
-
-        if self.request is None:
-            raise PrixfixeError("this tool needs an MCP client to answer questions")
-        if self.request.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            answers = self.input_responses
-            missing = {k: r for k, r in requests.items() if k not in answers}
-            if missing:
-                raise InputRequired(dict(missing), state)
-            return {k: answers[k] for k in requests}
-        return {k: await self._ask_now(r) for k, r in requests.items()}
-
-    async def _ask_now(self, request: InputRequest) -> dict[str, Any]:
-        import mcp_types as types
-
-        from prixfixe.interaction import Elicit, Sample
-
-        assert self.request is not None
-        session = self.request.session
-        related = self.request.request_id
-        result: types.Result
-        if isinstance(request, Elicit):
-            result = await session.elicit_form(request.message, request.schema, related)
-        elif isinstance(request, Sample):
-            message = types.SamplingMessage(
-                role="user", content=types.TextContent(type="text", text=request.prompt)
-            )
-            result = await session.create_message(
-                [message],
-                max_tokens=request.max_tokens,
-                system_prompt=request.system_prompt,
-                related_request_id=related,
-            )
-        else:
-            result = await session.list_roots()
-        return result.model_dump(mode="json", by_alias=True, exclude_none=True)
-
-    async def log(self, level: LogLevel, message: Any, logger: str | None = None) -> None:
-        """Send a log message to the client (on 2026-07-28 only at levels it opted into)."""
-        if self.request is None:
-            return
-        if not self.app.log_level_allows(self.request, level):
-            return
-        await self.request.session.send_log_message(
-            level, message, logger, related_request_id=self.request.request_id
-        )
-
-    async def progress(
-        self, progress: float, total: float | None = None, message: str | None = None
-    ) -> None:
-        """Report progress on this call (sent only if the client asked for progress)."""
-        if self.request is not None:
-            await self.request.session.report_progress(progress, total, message)
 
 
 @dataclass(frozen=True)

@@ -288,6 +288,41 @@ async def ir_multi_round(ctx: ToolContext, args: NoArguments) -> str:
     return f"{name} likes {color}"
 
 
+async def ir_tampered_state(ctx: ToolContext, args: NoArguments) -> str:
+    # The SDK seals the state; a client that alters it gets -32602 before this runs again.
+    await ctx.ask({"confirm": Elicit("Please confirm", _schema("ok", "boolean"))}, state="sealed")
+    return "state-ok"
+
+
+async def ir_capabilities(ctx: ToolContext, args: NoArguments) -> str:
+    wanted = {
+        "user_name": Elicit("What is your name?", _schema("name")),
+        "greeting": Sample("Generate a greeting", max_tokens=50),
+        "client_roots": ListRoots(),
+    }
+    # Ask only for what this client said it can answer.
+    answers = await ctx.ask({k: r for k, r in wanted.items() if ctx.supports(r)})
+    return f"answered: {', '.join(sorted(answers)) or 'nothing'}"
+
+
+async def missing_capability(ctx: ToolContext, args: NoArguments) -> str:
+    # Needs sampling: a client that did not declare it gets -32021 (SEP-2575).
+    answers = await ctx.ask({"reply": Sample("Say something")})
+    return str(_content_of(answers["reply"]).get("text", ""))
+
+
+async def streaming_elicitation(ctx: ToolContext, args: NoArguments) -> str:
+    await ctx.progress(0, 1, "asking")
+    answers = await ctx.ask({"user_name": Elicit("What is your name?", _schema("name"))})
+    return f"Hello, {_content_of(answers['user_name']).get('name', 'stranger')}!"
+
+
+async def logging_tool(ctx: ToolContext, args: NoArguments) -> str:
+    await ctx.log("info", "the logging tool ran")
+    await ctx.log("debug", "details")
+    return "logged"
+
+
 # -- declarations -----------------------------------------------------------------------------
 
 
@@ -358,6 +393,23 @@ TOOLS: tuple[Tool, ...] = (
         "Asks two questions in two rounds of input_required results.",
         ir_multi_round,
     ),
+    _tool(
+        "test_input_required_result_tampered_state",
+        "Round-trips sealed request state (tampering is refused).",
+        ir_tampered_state,
+    ),
+    _tool(
+        "test_input_required_result_capabilities",
+        "Asks only for what the client declared it can answer.",
+        ir_capabilities,
+    ),
+    _tool("test_missing_capability", "Needs the sampling capability.", missing_capability),
+    _tool(
+        "test_streaming_elicitation",
+        "Asks for a name; the stream carries only the result.",
+        streaming_elicitation,
+    ),
+    _tool("test_logging_tool", "Logs at info and debug.", logging_tool),
 )
 
 
@@ -426,6 +478,12 @@ def _with_image(ctx: PromptContext, arguments: Mapping[str, str]) -> list[Prompt
     ]
 
 
+async def _with_input(ctx: PromptContext, arguments: Mapping[str, str]) -> str:
+    request = Elicit("What context should the prompt use?", _schema("context"))
+    answers = await ctx.ask({"user_context": request})
+    return f"Use this context: {_content_of(answers['user_context']).get('context', '')}"
+
+
 PROMPTS: tuple[Prompt, ...] = (
     Prompt(
         name="test_simple_prompt",
@@ -458,6 +516,11 @@ PROMPTS: tuple[Prompt, ...] = (
         name="test_prompt_with_image",
         description="A prompt that includes image content.",
         render=_with_image,
+    ),
+    Prompt(
+        name="test_input_required_result_prompt",
+        description="A prompt that asks the person for context first.",
+        render=_with_input,
     ),
 )
 

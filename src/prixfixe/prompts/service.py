@@ -21,11 +21,13 @@ from prixfixe.completion import EMPTY, run_completer
 from prixfixe.content import CONTENT_TYPES, Text, to_wire
 from prixfixe.errors import (
     InvalidPromptArgumentsError,
+    MissingClientCapabilityError,
     PrixfixeError,
     PromptError,
     PromptRenderError,
     UnknownPromptError,
 )
+from prixfixe.interaction import InputRequired, input_required_result
 from prixfixe.prompt import Prompt, PromptContext, PromptMessage
 from prixfixe.resources.paging import window
 
@@ -107,7 +109,7 @@ class PromptService:
         name: str,
         arguments: Mapping[str, Any] | None = None,
         request: ServerRequestContext[Any] | None = None,
-    ) -> types.GetPromptResult:
+    ) -> types.GetPromptResult | types.InputRequiredResult:
         prompt = self.find(name)
         values = self.check_arguments(prompt, arguments)
         context = PromptContext(app=self.app, name=name, owner=prompt.owner, request=request)
@@ -116,7 +118,10 @@ class PromptService:
             if inspect.isawaitable(output):
                 output = await output
             messages = [_wire_message(m) for m in _messages(output)]
-        except PromptError:
+        except InputRequired as needed:
+            result: types.InputRequiredResult = input_required_result(needed)
+            return result
+        except (PromptError, MissingClientCapabilityError):
             raise
         except PrixfixeError as exc:
             # A renderer refusing its arguments: the client's to fix, so -32602.
