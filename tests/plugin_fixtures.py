@@ -7,7 +7,21 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from prixfixe import Resource, ResourceContext, ResourceTemplate, Tool, ToolContext, hookimpl
+from prixfixe import (
+    Embedded,
+    Image,
+    Prompt,
+    PromptArgument,
+    PromptContext,
+    PromptMessage,
+    Resource,
+    ResourceContext,
+    ResourceTemplate,
+    Text,
+    Tool,
+    ToolContext,
+    hookimpl,
+)
 from prixfixe.errors import PrixfixeError, ResourceNotFoundError
 
 
@@ -238,3 +252,92 @@ def _read_note(ctx: ResourceContext, variables: Mapping[str, str]) -> str:
 
 def _explode_reader(ctx: ResourceContext, variables: Mapping[str, str]) -> str:
     raise RuntimeError("the fixture reader failed on purpose")
+
+
+# -- prompts --------------------------------------------------------------------------------
+
+LANGUAGES = ["python", "pascal", "rust"]
+
+
+def _review(ctx: PromptContext, arguments: Mapping[str, str]) -> list[PromptMessage]:
+    language = arguments["language"]
+    focus = arguments.get("focus", "correctness")
+    return [
+        PromptMessage(role="user", content=f"Review this {language} code for {focus}."),
+        PromptMessage(
+            role="user",
+            content=Embedded(
+                uri="fixture://notes/alpha", text=NOTES["alpha"], mime_type="text/markdown"
+            ),
+        ),
+        PromptMessage(role="assistant", content=Text("Send the diff.")),
+    ]
+
+
+def _complete_language(ctx: PromptContext, value: str, chosen: Mapping[str, str]) -> list[str]:
+    return LANGUAGES
+
+
+def _complete_focus(ctx: PromptContext, value: str, chosen: Mapping[str, str]) -> list[str]:
+    # Depends on the language already chosen (completion context).
+    return ["borrowing", "lifetimes"] if chosen.get("language") == "rust" else ["style", "speed"]
+
+
+async def _picture(ctx: PromptContext, arguments: Mapping[str, str]) -> list[PromptMessage]:
+    return [
+        PromptMessage(role="user", content=Image(PNG, "image/png")),
+        PromptMessage(role="user", content="What is in this picture?"),
+    ]
+
+
+def _broken(ctx: PromptContext, arguments: Mapping[str, str]) -> str:
+    raise RuntimeError("the fixture prompt failed on purpose")
+
+
+def _picky(ctx: PromptContext, arguments: Mapping[str, str]) -> str:
+    if arguments["day"] not in ("mon", "tue"):
+        raise PrixfixeError(f"day must be mon or tue, got {arguments['day']!r}")
+    return f"Plan {arguments['day']}."
+
+
+class PromptsPlugin:
+    """Prompts with arguments, completions, embedded resources, an image, and failures."""
+
+    __name__ = "prompts_fixture"
+
+    def __init__(self, extra: int = 0) -> None:
+        self.extra = extra
+
+    @hookimpl
+    def register_prompts(self, register: Callable[[Prompt], None]) -> None:
+        register(
+            Prompt(
+                name="code_review",
+                title="Code review",
+                description="Review code in a language, with a focus.",
+                arguments=(
+                    PromptArgument(
+                        name="language",
+                        description="The language.",
+                        required=True,
+                        completer=_complete_language,
+                    ),
+                    PromptArgument(
+                        name="focus", description="What to look at.", completer=_complete_focus
+                    ),
+                ),
+                render=_review,
+            )
+        )
+        register(Prompt(name="picture", description="Describe a picture.", render=_picture))
+        register(Prompt(name="hello", render=lambda ctx, args: "Hello!"))
+        register(Prompt(name="broken", render=_broken))
+        register(
+            Prompt(
+                name="picky",
+                arguments=(PromptArgument(name="day", required=True),),
+                render=_picky,
+            )
+        )
+        for i in range(self.extra):
+            register(Prompt(name=f"bulk_{i:04d}", render=lambda ctx, args: "bulk"))

@@ -97,7 +97,7 @@ def test_documented_environment_variables_are_read_by_the_code() -> None:
 
 
 def test_the_plugin_example_registers_and_runs() -> None:
-    code, _ = _blocks(ROOT / "docs" / "plugins.md", "python")
+    code = _blocks(ROOT / "docs" / "plugins.md", "python")[0]
     module = types.ModuleType("docs_example_plugin")
     exec(compile(code, "docs/plugins.md", "exec"), module.__dict__)
     app = App.build(env={}, extra_plugins=[module])
@@ -123,7 +123,7 @@ def test_ci_runs_the_readme_test_command() -> None:
 
 
 def test_the_store_plugin_example_adds_a_kind_and_its_own_table(tmp_path: Path) -> None:
-    _, code = _blocks(ROOT / "docs" / "plugins.md", "python")
+    code = _blocks(ROOT / "docs" / "plugins.md", "python")[1]
     module = types.ModuleType("docs_store_plugin")
     # dont_inherit: this file's `from __future__ import annotations` must not leak into the
     # example, whose annotations pydantic resolves at class creation.
@@ -237,3 +237,22 @@ def test_the_step_type_example_registers_and_runs(tmp_path: Path) -> None:
     (step,) = data["steps"]  # type: ignore[misc]
     assert step["status"] == "ok", step["error"]
     assert set(step["data"]) == {"days", "long"}
+
+
+def test_the_prompts_plugin_example_lists_gets_and_completes(tmp_path: Path) -> None:
+    code = _blocks(ROOT / "docs" / "plugins.md", "python")[2]
+    module = types.ModuleType("docs_prompts_plugin")
+    exec(compile(code, "docs/plugins.md", "exec", dont_inherit=True), module.__dict__)
+    app = App.build(env={"PRIXFIXE_HOME": str(tmp_path / "home")}, extra_plugins=[module])
+    ref = mcp_types.PromptReference(type="ref/prompt", name="plan_day")
+
+    async def scenario() -> None:
+        async with Client(build_server(app), mode="legacy") as client:
+            assert [p.name for p in (await client.list_prompts()).prompts] == ["plan_day"]
+            got = await client.get_prompt("plan_day", {"city": "Porto"})
+            assert got.messages[0].content.text == "Plan a day outdoors in Porto."  # type: ignore[union-attr]
+            assert got.messages[1].content.type == "resource"
+            cities = await client.complete(ref, {"name": "city", "value": "L"})
+            assert cities.completion.values == ["Lisbon", "London"]
+
+    anyio.run(scenario)

@@ -3,7 +3,9 @@
 A plugin needs only what is exported here: `hookimpl`, `Tool`, `ToolContext`, `ToolResult`;
 for the store `StoreKind` and `StoreMigration`; for resources `Resource`, `ResourceTemplate`,
 `ResourceContext` and `ResourceBody`; for routines `StepType`, `StepContext`, `StepOutput`,
-`StepFailure` and `Secret`.
+`StepFailure` and `Secret`; for prompts `Prompt`, `PromptArgument`, `PromptMessage` and
+`PromptContext`; and the content types `Text`, `Image`, `Audio`, `Embedded` and
+`ResourceLink` (prompt messages and tool results).
 """
 
 from importlib.metadata import PackageNotFoundError, version
@@ -13,18 +15,28 @@ try:
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0.0.0+unknown"
 
+from prixfixe.content import Audio, Embedded, Image, ResourceLink, Text
 from prixfixe.errors import StepFailure
 from prixfixe.hookspecs import hookimpl
 from prixfixe.kinds import StoreKind, StoreMigration
+from prixfixe.prompt import Prompt, PromptArgument, PromptContext, PromptMessage
 from prixfixe.resource import Resource, ResourceBody, ResourceContext, ResourceTemplate
 from prixfixe.secrets import Secret
 from prixfixe.steps import StepContext, StepOutput, StepType
 from prixfixe.tool import Tool, ToolContext, ToolResult
 
 __all__ = [
+    "Audio",
+    "Embedded",
+    "Image",
+    "Prompt",
+    "PromptArgument",
+    "PromptContext",
+    "PromptMessage",
     "Resource",
     "ResourceBody",
     "ResourceContext",
+    "ResourceLink",
     "ResourceTemplate",
     "Secret",
     "StepContext",
@@ -33,6 +45,7 @@ __all__ = [
     "StepType",
     "StoreKind",
     "StoreMigration",
+    "Text",
     "Tool",
     "ToolContext",
     "ToolResult",

@@ -20,8 +20,15 @@ from mcp.server.context import ServerRequestContext
 from pydantic import BaseModel
 
 from prixfixe.config import LoadedConfig, home_dir, load_config
-from prixfixe.errors import PrixfixeError, ToolDeniedError, UnknownToolError
+from prixfixe.content import CONTENT_TYPES, to_wire
+from prixfixe.errors import (
+    MissingClientCapabilityError,
+    PrixfixeError,
+    ToolDeniedError,
+    UnknownToolError,
+)
 from prixfixe.facets import Exposure, check_known_facets, resolve_exposure
+from prixfixe.interaction import InputRequired, input_required_result
 from prixfixe.plugins import PluginInfo, build_plugin_manager, collect
 from prixfixe.registry import RegisteredTool, Registry, RegistryChange
 from prixfixe.store import Store, StoreChange, StoreObserver, open_store
@@ -31,6 +38,7 @@ from prixfixe.validation import validate_arguments
 if TYPE_CHECKING:
     from prixfixe.capability_index import CapabilityIndex
     from prixfixe.finder import Finder
+    from prixfixe.prompts.service import PromptService
     from prixfixe.resources.notify import Notifier
     from prixfixe.resources.service import ResourceService
     from prixfixe.routines.service import Routines
@@ -39,6 +47,8 @@ log = logging.getLogger(__name__)
 
 #: The most tools a default `tools/list` may hold. A test pins it; raising it is a design change.
 DEFAULT_TOOL_BUDGET = 12
+#: MCP log levels, least severe first (RFC 5424 order).
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
 @dataclass
@@ -56,6 +66,7 @@ class App:
     started_monotonic: float = field(default_factory=time.monotonic, repr=False)
     #: The working directory: where a config-less routine and inline steps resolve paths.
     cwd: Path = field(default_factory=Path.cwd)
+    _log_levels: dict[object, str] = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(
@@ -158,6 +169,12 @@ class App:
         return "".join(c.text for c in result.contents if isinstance(c, types.TextResourceContents))
 
     @cached_property
+    def prompts(self) -> PromptService:
+        from prixfixe.prompts.service import PromptService
+
+        return PromptService(self)
+
+    @cached_property
     def capability_index(self) -> CapabilityIndex:
         from prixfixe.capability_index import CapabilityIndex
 
@@ -170,8 +187,32 @@ class App:
             notifier.list_changed()
         if any(self.exposure.listed(self.registry.get(n).tool.facet) for n in change.tools):
             notifier.tools_changed()
-        if change.tools or change.kinds or change.templates:
+        if change.prompts:
+            notifier.prompts_changed()
+        if change.tools or change.kinds or change.templates or change.prompts:
             notifier.changed(*INDEX_URIS.values())
+
+    # -- logging to clients -----------------------------------------------------------------
+
+    def set_log_level(self, request: ServerRequestContext[Any], level: str) -> None:
+        """`logging/setLevel` (2025-11-25): the least severe level this connection hears."""
+        from prixfixe.resources.notify import connection_of
+
+        connection = connection_of(request)
+        if connection is None:
+            return
+        if connection not in self._log_levels:
+            connection.exit_stack.callback(self._log_levels.pop, connection, None)
+        self._log_levels[connection] = level
+
+    def log_level_allows(self, request: ServerRequestContext[Any], level: str) -> bool:
+        """Whether a log message at `level` may go to this request's client. On 2026-07-28
+        the SDK applies the per-request opt-in itself."""
+        from prixfixe.resources.notify import connection_of
+
+        connection = connection_of(request)
+        floor = self._log_levels.get(connection) if connection is not None else None
+        return floor is None or LOG_LEVELS.index(level) >= LOG_LEVELS.index(floor)
 
     # -- what a connection sees -------------------------------------------------------------
 
@@ -221,10 +262,11 @@ class App:
         name: str,
         arguments: Any,
         request: ServerRequestContext[Any] | None = None,
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         """Validate and run one tool. Unknown or denied names raise; everything that goes
         wrong inside the call (bad arguments, a failing handler) is an `isError` result the
-        model can read and correct, as the MCP spec asks for tool execution errors."""
+        model can read and correct, as the MCP spec asks for tool execution errors. A tool
+        that asks the client for input on 2026-07-28 ends with an `input_required` result."""
         entry = self.reachable(name)
         try:
             args = validate_arguments(entry, arguments)
@@ -232,11 +274,18 @@ class App:
             output = entry.tool.handler(context, args)
             if inspect.isawaitable(output):
                 output = await output
+        except InputRequired as needed:
+            result: types.InputRequiredResult = input_required_result(needed)
+            return result
+        except MissingClientCapabilityError:
+            raise  # a protocol error (-32021), not the tool's result
         except PrixfixeError as exc:
             return error_result(exc.message)
         except Exception as exc:
             log.exception("tool %s failed", name)
             return error_result(f"tool {name!r} failed: {type(exc).__name__}: {exc}")
+        if isinstance(output, types.InputRequiredResult):  # tool_invoke passing one through
+            return output
         return to_call_result(entry, output)
 
 
@@ -258,6 +307,14 @@ def to_call_result(entry: RegisteredTool, output: Any) -> types.CallToolResult:
     """Turn what a handler returned into the wire result; structured data is also text."""
     if isinstance(output, types.CallToolResult):
         return output
+    if isinstance(output, CONTENT_TYPES):
+        output = [output]
+    if (
+        isinstance(output, list | tuple)
+        and output
+        and all(isinstance(item, CONTENT_TYPES) for item in output)
+    ):
+        return types.CallToolResult(content=[to_wire(item) for item in output])
     text: str
     data: dict[str, Any] | None
     is_error = False

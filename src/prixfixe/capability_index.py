@@ -201,8 +201,30 @@ def step_type_entries(app: App) -> Iterable[Entry]:
 
 
 def prompt_entries(app: App) -> Iterable[Entry]:
-    """Extension point for prompts, once the registry holds any."""
-    return ()
+    """One entry per registered prompt: its arguments, and which of them complete."""
+    for p in app.registry.prompts.values():
+        yield Entry(
+            kind="prompt",
+            name=p.name,
+            summary=p.description or p.title or p.name,
+            terms=_terms(p.name, p.title or ""),
+            detail={
+                "name": p.name,
+                "title": p.title,
+                "description": p.description,
+                "arguments": [
+                    {
+                        "name": a.name,
+                        "description": a.description,
+                        "required": a.required,
+                        "completes": a.completer is not None,
+                    }
+                    for a in p.arguments
+                ],
+                "plugin": p.owner,
+                "how_to_use": "prompts/get",
+            },
+        )
 
 
 #: Every source of index entries, in output order.

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from prixfixe.errors import ConfigError
-from prixfixe.secrets import CredentialRef
+from prixfixe.secrets import CredentialRef, SecretRef
 
 CONFIG_ENV = "PRIXFIXE_CONFIG"
 CONFIG_FILENAME = "prixfixe.toml"
@@ -120,6 +120,36 @@ class LeashConfig(BaseModel):
     )
 
 
+class HttpConfig(BaseModel):
+    """`[http]`: `prixfixe serve --http` — where it listens and who may talk to it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    host: str = Field(default="127.0.0.1", description="Address to bind (--host beats it).")
+    port: int = Field(default=8765, ge=0, le=65535, description="Port (--port beats it).")
+    path: str = Field(default="/mcp", pattern=r"^/[A-Za-z0-9._~/-]*$", description="MCP endpoint.")
+    stateless: bool = Field(default=False, description="No sessions (--stateless).")
+    token: SecretRef | None = Field(
+        default=None, description="Bearer token reference; required off loopback."
+    )
+    allowed_origins: list[str] = Field(
+        default_factory=list, description="Origins accepted besides loopback ones."
+    )
+    allowed_hosts: list[str] = Field(
+        default_factory=list, description="Host header values accepted besides loopback ones."
+    )
+    max_body_bytes: int = Field(
+        default=4 * 1024 * 1024, ge=1024, description="Largest request body; larger gets 413."
+    )
+    session_idle_seconds: float = Field(
+        default=1800, gt=0, le=7 * 24 * 3600, description="Idle stateful sessions end after this."
+    )
+    max_sessions: int = Field(default=1000, ge=1, description="Most open stateful sessions.")
+    shutdown_grace_seconds: float = Field(
+        default=10, ge=0, le=600, description="How long in-flight requests may finish on stop."
+    )
+
+
 class ConfigModel(BaseModel):
     """The whole file. Unknown keys are errors: a typo must not be silently ignored."""
 
@@ -129,6 +159,7 @@ class ConfigModel(BaseModel):
     resources: ResourcesConfig = Field(default_factory=ResourcesConfig)
     routines: dict[str, RoutineConfig] = Field(default_factory=dict)
     leash: LeashConfig = Field(default_factory=LeashConfig)
+    http: HttpConfig = Field(default_factory=HttpConfig)
 
 
 @dataclass(frozen=True)

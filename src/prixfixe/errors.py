@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcp.shared.exceptions import MCPError
-from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
+from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
 from mcp_types.version import is_version_at_least
 
 
@@ -247,6 +247,12 @@ class RoutineError(PrixfixeError):
     code = INVALID_PARAMS
 
 
+class PromptError(PrixfixeError):
+    """A prompt request that cannot be answered; the message names the prompt."""
+
+    code = INVALID_PARAMS
+
+
 class StepFailure(PrixfixeError):
     """A step failed; the routine goes on and the failure becomes data in its report.
 
@@ -274,6 +280,51 @@ class CredentialError(StepFailure):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, kind="credential")
+
+
+class UnknownPromptError(PromptError):
+    """No registered prompt has this name."""
+
+    def __init__(self, name: str, suggestions: list[str] | None = None) -> None:
+        hint = f"; did you mean {', '.join(repr(s) for s in suggestions)}?" if suggestions else ""
+        super().__init__(
+            f"unknown prompt {name!r}{hint} (prompts/list shows them)",
+            name=name,
+            suggestions=suggestions or [],
+        )
+
+
+class InvalidPromptArgumentsError(PromptError):
+    """Arguments a prompt does not take, or required ones missing; `problems` names each."""
+
+    def __init__(self, name: str, problems: list[str]) -> None:
+        super().__init__(
+            f"invalid arguments for prompt {name!r}: {'; '.join(problems)}",
+            name=name,
+            problems=problems,
+        )
+        self.problems = problems
+
+
+class PromptRenderError(PromptError):
+    """A prompt's renderer failed: an internal error naming the prompt."""
+
+    code = INTERNAL_ERROR
+
+
+class MissingClientCapabilityError(PrixfixeError):
+    """A request needs a client capability (elicitation, sampling, roots) that the client did
+    not declare on this request (2026-07-28, SEP-2575): -32021, HTTP 400."""
+
+    code = MISSING_REQUIRED_CLIENT_CAPABILITY
+
+    def __init__(self, capabilities: list[str]) -> None:
+        names = ", ".join(capabilities)
+        super().__init__(
+            f"this request needs the client capabilities {names}, which the client did not "
+            "declare in _meta io.modelcontextprotocol/clientCapabilities",
+            requiredCapabilities={name: {} for name in capabilities},
+        )
 
 
 def to_mcp_error(error: PrixfixeError, *, protocol_version: str | None = None) -> MCPError:

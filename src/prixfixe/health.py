@@ -62,5 +62,6 @@ async def health(app: App) -> dict[str, Any]:
             "store_kinds": len(app.registry.kinds),
             "resources": len(app.registry.resources),
             "resource_templates": len(app.registry.templates),
+            "prompts": len(app.registry.prompts),
         },
     }

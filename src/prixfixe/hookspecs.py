@@ -14,6 +14,7 @@ from collections.abc import Callable
 import pluggy
 
 from prixfixe.kinds import StoreKind, StoreMigration
+from prixfixe.prompt import Prompt
 from prixfixe.resource import Resource, ResourceTemplate
 from prixfixe.steps import StepType
 from prixfixe.tool import Tool
@@ -45,5 +46,11 @@ def register_resources(register: Callable[[Resource | ResourceTemplate], None]) 
     `register(ResourceTemplate(...))` for an RFC 6570 URI template."""
 
 
+@hookspec
 def register_step_types(register: Callable[[StepType], None]) -> None:
     """Declare step types for routines: call `register(StepType(...))` once per type."""
+
+
+@hookspec
+def register_prompts(register: Callable[[Prompt], None]) -> None:
+    """Declare MCP prompts: call `register(Prompt(...))` once per prompt."""

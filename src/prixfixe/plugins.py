@@ -21,6 +21,7 @@ import pluggy
 from prixfixe import hookspecs
 from prixfixe.errors import PrixfixeError
 from prixfixe.kinds import StoreKind, StoreMigration
+from prixfixe.prompt import Prompt
 from prixfixe.registry import Registry
 from prixfixe.resource import Resource, ResourceTemplate
 from prixfixe.steps import StepType
@@ -108,7 +109,7 @@ def collect(pm: pluggy.PluginManager, infos: list[PluginInfo]) -> Registry:
     """Call every plugin's hooks with a `register` bound to that plugin, so ownership is known.
 
     Registration is all-or-nothing per plugin: a plugin whose third tool (or any store kind,
-    migration, resource or step type) is invalid adds nothing at all. A built-in plugin's
+    migration, resource, step type or prompt) is invalid adds nothing at all. A built-in plugin's
     mistake is a bug and raises; a third-party one is reported and skipped.
     """
     registry = Registry()
@@ -118,6 +119,7 @@ def collect(pm: pluggy.PluginManager, infos: list[PluginInfo]) -> Registry:
         pm.hook.register_store_migrations,
         pm.hook.register_resources,
         pm.hook.register_step_types,
+        pm.hook.register_prompts,
     )
     # get_hookimpls() is in registration order (built-ins first): that is the listing order.
     owners: list[str] = []
@@ -131,7 +133,8 @@ def collect(pm: pluggy.PluginManager, infos: list[PluginInfo]) -> Registry:
         migrations: list[StoreMigration] = []
         resources: list[Resource | ResourceTemplate] = []
         step_types: list[StepType] = []
-        sinks: tuple[list[Any], ...] = (tools, kinds, migrations, resources, step_types)
+        prompts: list[Prompt] = []
+        sinks: tuple[list[Any], ...] = (tools, kinds, migrations, resources, step_types, prompts)
         try:
             for hook, sink in zip(hooks, sinks, strict=True):
                 for impl in hook.get_hookimpls():
@@ -144,6 +147,7 @@ def collect(pm: pluggy.PluginManager, infos: list[PluginInfo]) -> Registry:
                 migrations=migrations,
                 resources=resources,
                 step_types=step_types,
+                prompts=prompts,
             )
         except Exception as exc:
             if owner in DEFAULT_PLUGINS:

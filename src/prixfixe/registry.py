@@ -20,6 +20,7 @@ from prixfixe.kinds import (
     StoreKind,
     StoreMigration,
 )
+from prixfixe.prompt import Prompt
 from prixfixe.resource import URI_PATTERN, Resource, ResourceTemplate
 from prixfixe.schema import model_schema
 from prixfixe.steps import STEP_TYPE_PATTERN, VERSION_PATTERN, StepType
@@ -108,14 +109,15 @@ class RegistryChange:
     resources: tuple[str, ...] = ()
     templates: tuple[str, ...] = ()
     step_types: tuple[str, ...] = ()
+    prompts: tuple[str, ...] = ()
 
 
 RegistryListener = Callable[[RegistryChange], None]
 
 
 class Registry:
-    """Tools, store kinds, store migrations, resources, resource templates and step types by
-    name, each with the plugin that declared it.
+    """Tools, store kinds, store migrations, resources, resource templates, step types and
+    prompts by name, each with the plugin that declared it.
 
     Registration order is kept: it is the listing order, so a listing is stable across runs.
     `version` advances on every change so derived caches (search indexes, listings) know when
@@ -128,6 +130,7 @@ class Registry:
         self._migrations: dict[str, tuple[StoreMigration, ...]] = {}
         self._resources: dict[str, Resource] = {}
         self._templates: dict[str, RegisteredTemplate] = {}
+        self._prompts: dict[str, Prompt] = {}
         self._listeners: dict[object, RegistryListener] = {}
         self._step_types: dict[str, StepType] = {}
         self.version = 0
@@ -148,6 +151,7 @@ class Registry:
         migrations: Iterable[StoreMigration] = (),
         resources: Iterable[Resource | ResourceTemplate] = (),
         step_types: Iterable[StepType] = (),
+        prompts: Iterable[Prompt] = (),
     ) -> None:
         """Add everything one plugin declared, all or none: all is checked before any is added."""
         batch = self._check_tools(tools, owner)
@@ -155,6 +159,8 @@ class Registry:
         steps = self._check_migrations(migrations, owner)
         statics, templates = self._check_resources(resources, owner)
         type_batch = self._check_step_types(step_types, owner)
+        prompt_batch = self._check_prompts(prompts, owner)
+        # Everything is checked; only now does anything change.
         if type_batch:
             self._step_types.update(type_batch)
         if batch:
@@ -167,7 +173,9 @@ class Registry:
             self._resources.update(statics)
         if templates:
             self._templates.update(templates)
-        if batch or kind_batch or steps or statics or templates or type_batch:
+        if prompt_batch:
+            self._prompts.update(prompt_batch)
+        if batch or kind_batch or steps or statics or templates or type_batch or prompt_batch:
             self.version += 1
             self._announce(
                 RegistryChange(
@@ -177,6 +185,7 @@ class Registry:
                     resources=tuple(statics),
                     templates=tuple(templates),
                     step_types=tuple(type_batch),
+                    prompts=tuple(prompt_batch),
                 )
             )
 
@@ -305,6 +314,29 @@ class Registry:
                     "ResourceTemplate"
                 )
         return statics, templates
+
+    def _check_prompts(self, prompts: Iterable[Prompt], owner: str) -> dict[str, Prompt]:
+        batch: dict[str, Prompt] = {}
+        for prompt in prompts:
+            _check_prompt(prompt, owner)
+            clash = self._prompts.get(prompt.name) or batch.get(prompt.name)
+            if clash is not None:
+                raise RegistryError(
+                    f"plugin {owner!r} registered prompt {prompt.name!r}, already registered "
+                    f"by plugin {clash.owner!r}"
+                )
+            batch[prompt.name] = replace(prompt, owner=owner)
+        return batch
+
+    # -- prompts ----------------------------------------------------------------------------
+
+    @property
+    def prompts(self) -> dict[str, Prompt]:
+        """Prompts by name, in registration order."""
+        return dict(self._prompts)
+
+    def prompt(self, name: str) -> Prompt | None:
+        return self._prompts.get(name)
 
     # -- resources --------------------------------------------------------------------------
 
@@ -484,3 +516,28 @@ def _check_step_type(step_type: StepType, owner: str) -> None:
         )
     if not callable(step_type.handler):
         raise RegistryError(f"{where}: handler is not callable")
+
+
+def _check_prompt(prompt: Prompt, owner: str) -> None:
+    from prixfixe.prompt import PromptArgument
+
+    if not isinstance(prompt, Prompt):
+        raise RegistryError(f"plugin {owner!r} registered {prompt!r}, which is not a Prompt")
+    where = f"plugin {owner!r} prompt {prompt.name!r}"
+    if not isinstance(prompt.name, str) or not TOOL_NAME_PATTERN.match(prompt.name):
+        raise RegistryError(
+            f"{where}: prompt names are 1-128 characters of letters, digits, '_', '-' and '.'"
+        )
+    if not callable(prompt.render):
+        raise RegistryError(f"{where}: render must be callable")
+    seen: set[str] = set()
+    for argument in prompt.arguments:
+        if not isinstance(argument, PromptArgument):
+            raise RegistryError(f"{where}: {argument!r} is not a PromptArgument")
+        if not isinstance(argument.name, str) or not argument.name.strip():
+            raise RegistryError(f"{where}: argument names must be non-empty strings")
+        if argument.name in seen:
+            raise RegistryError(f"{where}: argument {argument.name!r} is declared twice")
+        if argument.completer is not None and not callable(argument.completer):
+            raise RegistryError(f"{where}: the completer for {argument.name!r} is not callable")
+        seen.add(argument.name)

@@ -1,19 +1,27 @@
 """Credentials: references in the configuration, a `Secret` once resolved.
 
 The configuration never holds a credential, only where to find one: `{env = "NAME"}`,
-`{file = "path"}` or `{cmd = "..."}`. A reference is resolved when the step that needs it
-starts, into a `Secret`, which refuses to be printed, logged, pickled or serialized: `str`,
-`repr` and `format` show a mask, `json.dumps` and pydantic serialization raise. Only
-`reveal()` gives the value, and the exec gate calls it to put the value in a child's
-environment.
+`{file = "path"}` or, for routine steps, `{cmd = "..."}` (`CredentialRef`, resolved when the
+step that needs it starts, the command passing the exec gate); the HTTP bearer token takes
+`{env}` or `{file}` only (`SecretRef`, resolved at server start). Either way the value becomes
+a `Secret`, which refuses to be printed, logged, pickled or serialized: `str`, `repr` and
+`format` show a mask, `json.dumps` and pydantic serialization raise. Only `reveal()` gives the
+value; `matches()` compares in constant time.
 """
 
 from __future__ import annotations
 
+import hmac
+import os
+import stat
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, NoReturn
 
-from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, model_validator
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, model_validator
 from pydantic_core import PydanticSerializationError, core_schema
+
+from prixfixe.errors import ConfigError
 
 MASK = "********"
 REFERENCE_HELP = (
@@ -26,7 +34,7 @@ class Secret:
 
     __slots__ = ("_value", "source")
 
-    def __init__(self, value: str, source: str) -> None:
+    def __init__(self, value: str, source: str = "") -> None:
         self._value = value
         #: Where it came from (`env GH_TOKEN`), for messages; never the value.
         self.source = source
@@ -35,11 +43,16 @@ class Secret:
         """The value itself: only for handing it to a child process or a connection."""
         return self._value
 
+    def matches(self, candidate: str | bytes) -> bool:
+        """Whether `candidate` equals the value, compared in constant time."""
+        given = candidate.encode() if isinstance(candidate, str) else candidate
+        return hmac.compare_digest(given, self._value.encode())
+
     def __str__(self) -> str:
         return MASK
 
     def __repr__(self) -> str:
-        return f"Secret({MASK}, from {self.source})"
+        return f"Secret({MASK}, from {self.source})" if self.source else f"Secret({MASK})"
 
     def __format__(self, spec: str) -> str:
         return MASK
@@ -47,11 +60,14 @@ class Secret:
     def __reduce__(self) -> NoReturn:
         raise TypeError(f"a Secret (from {self.source}) cannot be pickled")
 
+    def __getstate__(self) -> NoReturn:
+        raise TypeError(f"a Secret (from {self.source or 'a reference'}) cannot be serialized")
+
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Secret) and other._value == self._value
+        return isinstance(other, Secret) and self.matches(other._value)
 
     def __hash__(self) -> int:
-        return hash((Secret, self.source))
+        return hash(Secret)  # equal secrets may come from different sources
 
     @classmethod
     def __get_pydantic_core_schema__(
@@ -101,3 +117,58 @@ class CredentialRef(BaseModel):
         if isinstance(self.cmd, list):
             return list(self.cmd)
         return shlex.split(self.cmd or "")
+
+
+class SecretRef(BaseModel):
+    """Where a credential is: exactly one of `env` (a variable's name) or `file` (a path)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    env: str | None = Field(default=None, description="Name of an environment variable.")
+    file: str | None = Field(default=None, description="Path of a file holding the value.")
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> SecretRef:
+        if (self.env is None) == (self.file is None):
+            raise ValueError('give exactly one of env = "NAME" or file = "PATH"')
+        if self.env is not None and not self.env.strip():
+            raise ValueError("env names an environment variable and cannot be empty")
+        return self
+
+    def describe(self) -> str:
+        """Where the value comes from, for messages (never the value)."""
+        return f"environment variable {self.env}" if self.env else f"file {self.file}"
+
+    def resolve(self, env: Mapping[str, str] | None = None, *, key: str = "") -> Secret:
+        """Read the value; a `ConfigError` naming the reference when it is missing or empty."""
+        env = os.environ if env is None else env
+        if self.env is not None:
+            value = env.get(self.env)
+            if not value:
+                state = "is not set" if value is None else "is empty"
+                raise ConfigError(f"{key} refers to environment variable {self.env}, which {state}")
+            return Secret(value, self.describe())
+        assert self.file is not None
+        path = Path(self.file).expanduser()
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            problem = f"{key} refers to file {path}, which cannot be read: {reason}"
+            raise ConfigError(problem) from None
+        value = text[:-1] if text.endswith("\n") else text
+        if value.endswith("\r"):
+            value = value[:-1]
+        if not value:
+            raise ConfigError(f"{key} refers to file {path}, which is empty")
+        return Secret(value, self.describe())
+
+    def loose_permissions(self) -> bool:
+        """Whether the referenced file can be read by other users (worth a warning)."""
+        if self.file is None:
+            return False
+        try:
+            mode = Path(self.file).expanduser().stat().st_mode
+        except OSError:
+            return False
+        return bool(mode & (stat.S_IRGRP | stat.S_IROTH))

@@ -15,16 +15,19 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
-from mcp.shared.subscriptions import ResourcesListChanged, ToolsListChanged
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
 
 from prixfixe import __version__
 from prixfixe.app import App
-from prixfixe.errors import PrixfixeError, UnknownTemplateError, to_mcp_error
+from prixfixe.errors import PrixfixeError, to_mcp_error
 
 SERVER_NAME = "prixfixe"
 #: What the server sends on 2025-11-25 connections, so its capabilities say so truthfully
 #: (2026-07-28 derives the same from serving `subscriptions/listen`).
-NOTIFICATIONS = NotificationOptions(resources_changed=True, tools_changed=True)
+NOTIFICATIONS = NotificationOptions(
+    prompts_changed=True, resources_changed=True, tools_changed=True
+)
 
 
 class PrixfixeServer(Server[Any]):
@@ -47,6 +50,7 @@ class PrixfixeServer(Server[Any]):
 def build_server(app: App) -> Server[Any]:
     notifier = app.notifier
     resources = app.resources
+    prompts = app.prompts
 
     def mcp_error(exc: PrixfixeError, ctx: ServerRequestContext[Any]) -> Exception:
         return to_mcp_error(exc, protocol_version=ctx.protocol_version)
@@ -59,7 +63,7 @@ def build_server(app: App) -> Server[Any]:
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         try:
             return await app.call_tool(params.name, params.arguments, ctx)
         except PrixfixeError as exc:
@@ -110,20 +114,38 @@ def build_server(app: App) -> Server[Any]:
         notifier.unsubscribe(ctx, params.uri)
         return types.EmptyResult()
 
+    async def list_prompts(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        notifier.listening(ctx, PromptsListChanged)
+        try:
+            return prompts.list_prompts(params.cursor if params else None)
+        except PrixfixeError as exc:
+            raise mcp_error(exc, ctx) from None
+
+    async def get_prompt(
+        ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult | types.InputRequiredResult:
+        try:
+            return await prompts.get(params.name, params.arguments, ctx)
+        except PrixfixeError as exc:
+            raise mcp_error(exc, ctx) from None
+
     async def complete(
         ctx: ServerRequestContext[Any], params: types.CompleteRequestParams
     ) -> types.CompleteResult:
         ref = params.ref
-        if not isinstance(ref, types.ResourceTemplateReference):
-            # prixfixe registers no prompts, so a prompt reference names nothing here.
-            raise to_mcp_error(
-                UnknownTemplateError(f"no prompt {ref.name!r}: this server has no prompts")
-            )
         context = params.context.arguments if params.context else None
+        argument = params.argument
         try:
-            completion = await resources.complete(
-                ref.uri, params.argument.name, params.argument.value, context, ctx
-            )
+            if isinstance(ref, types.PromptReference):
+                completion = await prompts.complete(
+                    ref.name, argument.name, argument.value, context, ctx
+                )
+            else:
+                completion = await resources.complete(
+                    ref.uri, argument.name, argument.value, context, ctx
+                )
         except PrixfixeError as exc:
             raise mcp_error(exc, ctx) from None
         return types.CompleteResult(completion=completion)
@@ -138,7 +160,13 @@ def build_server(app: App) -> Server[Any]:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(app.close_store)
 
-    return PrixfixeServer(
+    async def set_log_level(
+        ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        app.set_log_level(ctx, params.level)
+        return types.EmptyResult()
+
+    server = PrixfixeServer(
         SERVER_NAME,
         version=__version__,
         title="prixfixe",
@@ -153,8 +181,19 @@ def build_server(app: App) -> Server[Any]:
         on_subscribe_resource=subscribe,
         on_unsubscribe_resource=unsubscribe,
         on_subscriptions_listen=notifier.listen,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
         on_completion=complete,
     )
+    # `logging/setLevel` is the 2025-11-25 way to choose which log messages a connection
+    # hears (2026-07-28 asks per request, and the SDK honours that itself).
+    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_log_level)
+    # A tool that asks the client for input on 2026-07-28 gets its `state` back on the next
+    # round; the boundary seals it (AES-GCM, a key per process) so a client cannot forge it.
+    server.middleware.append(
+        RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=SERVER_NAME)
+    )
+    return server
 
 
 async def serve_stdio(app: App) -> None:

@@ -6,11 +6,14 @@ This module sits low on purpose: a plugin imports it (through `prixfixe`) and li
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from pydantic import BaseModel
+
+from prixfixe.content import Content
+from prixfixe.interaction import Interactive
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -25,9 +28,10 @@ FACET_NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
 
 
 @dataclass(frozen=True)
-class ToolContext:
+class ToolContext(Interactive):
     """What a handler may reach: the running app, when called over MCP the request, and the
-    plugin that owns the tool (whose store slice `slice()` returns)."""
+    plugin that owns the tool (whose store slice `slice()` returns). Through `Interactive` it
+    can ask the client for input (`ask`), log to it (`log`) and report progress."""
 
     app: App
     request: ServerRequestContext[Any] | None = None
@@ -47,7 +51,8 @@ class ToolResult:
     is_error: bool = False
 
 
-ToolOutput: TypeAlias = "str | BaseModel | ToolResult"
+#: A content item (an `Image`, ...) or a list of them is the result's content as it is.
+ToolOutput: TypeAlias = "str | BaseModel | ToolResult | Content | Sequence[Content]"
 #: A handler takes the context and the validated input model; it may be sync or async.
 ToolHandler: TypeAlias = Callable[[ToolContext, Any], "Awaitable[ToolOutput] | ToolOutput"]
 

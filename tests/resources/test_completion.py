@@ -57,4 +57,4 @@ async def test_completing_an_unknown_template_or_variable_is_invalid_params(
     assert unknown.value.code == variable.value.code == prompt.value.code == -32602
     assert "no resource template 'fixture://nope/{x}'" in unknown.value.message
     assert "has no variable 'title' (variables: name)" in variable.value.message
-    assert "no prompts" in prompt.value.message
+    assert "unknown prompt 'greet'" in prompt.value.message

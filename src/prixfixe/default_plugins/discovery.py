@@ -138,7 +138,9 @@ async def tool_describe(ctx: ToolContext, args: DescribeInput) -> ToolResult:
     return ToolResult(text="\n".join(text), data=data)
 
 
-async def tool_invoke(ctx: ToolContext, args: InvokeInput) -> types.CallToolResult:
+async def tool_invoke(
+    ctx: ToolContext, args: InvokeInput
+) -> types.CallToolResult | types.InputRequiredResult:
     if args.name in TRIO:
         raise ToolRefusedError(
             f"tool_invoke does not call {args.name!r}: call the discovery tools directly",

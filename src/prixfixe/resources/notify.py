@@ -29,6 +29,7 @@ from mcp.server.connection import Connection
 from mcp.server.context import ServerRequestContext
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.subscriptions import (
+    PromptsListChanged,
     ResourcesListChanged,
     ResourceUpdated,
     ServerEvent,
@@ -115,6 +116,10 @@ class Notifier:
         """The default `tools/list` changed."""
         self._record([ToolsListChanged()])
 
+    def prompts_changed(self) -> None:
+        """The set of prompts changed."""
+        self._record([PromptsListChanged()])
+
     def _record(self, events: list[ServerEvent]) -> None:
         if self._token is None:
             return  # no server is running: nobody can be subscribed
@@ -188,6 +193,8 @@ class Notifier:
             if type(event) in kinds:
                 if isinstance(event, ResourcesListChanged):
                     await connection.send_resource_list_changed()
+                elif isinstance(event, PromptsListChanged):
+                    await connection.send_prompt_list_changed()
                 else:
                     await connection.send_tool_list_changed()
                 self.delivered += 1

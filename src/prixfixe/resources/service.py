@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 
+from prixfixe.completion import EMPTY, run_completer
 from prixfixe.errors import (
     PrixfixeError,
     ResourceNotFoundError,
@@ -36,8 +37,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: The most values one `completion/complete` answer may carry (MCP spec).
-MAX_COMPLETIONS = 100
 RESOURCES_LISTING = "resources/list"
 TEMPLATES_LISTING = "resources/templates/list"
 
@@ -193,14 +192,12 @@ class ResourceService:
             )
         completer = entry.template.completions.get(argument)
         if completer is None:
-            return types.Completion(values=[], total=0, has_more=False)
+            return EMPTY
         context = ResourceContext(
             app=self.app, uri=template, owner=entry.template.owner, request=request
         )
         try:
-            found = completer(context, value, dict(chosen or {}))
-            if inspect.isawaitable(found):
-                found = await found
+            return await run_completer(completer, context, value, chosen)
         except PrixfixeError:
             raise
         except Exception as exc:
@@ -208,12 +205,6 @@ class ResourceService:
             raise ResourceReadError(
                 template, f"completing {argument!r} failed: {type(exc).__name__}: {exc}"
             ) from exc
-        matches = [v for v in dict.fromkeys(found) if v.startswith(value)]
-        return types.Completion(
-            values=matches[:MAX_COMPLETIONS],
-            total=len(matches),
-            has_more=len(matches) > MAX_COMPLETIONS,
-        )
 
 
 def _unadvertised(advertise: Sequence[str]) -> frozenset[str]:

@@ -1,0 +1,153 @@
+"""The ASGI layer in front of the SDK's streamable HTTP app: who may talk to the server.
+
+In order, before the request reaches the SDK:
+
+1. **Host** (DNS rebinding): the `Host` header must name this server — a loopback name, the
+   bound address, or one of `[http] allowed_hosts` — else 421 Misdirected Request.
+2. **Origin** (DNS rebinding, browsers): a request that carries `Origin` must come from a
+   loopback origin or one of `[http] allowed_origins`, else 403 Forbidden. Requests without
+   `Origin` (every non-browser client) pass.
+3. **Bearer token**, when one is configured: `Authorization: Bearer <token>`, compared in
+   constant time, else 401 with `WWW-Authenticate: Bearer`.
+
+The SDK then applies the body limit (413), sessions and the protocol. Rejections are logged
+with the reason, never with the token or the `Authorization` header.
+"""
+
+from __future__ import annotations
+
+import logging
+from urllib.parse import urlsplit
+
+from mcp_types import INVALID_REQUEST, ErrorData, JSONRPCError
+from starlette.datastructures import Headers
+from starlette.responses import Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from prixfixe.http.settings import HttpSettings
+
+log = logging.getLogger(__name__)
+
+REALM = "prixfixe"
+LOOPBACK_ORIGIN_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def split_host(value: str) -> tuple[str, int | None]:
+    """`example.org:8765` → ("example.org", 8765); `[::1]:80` → ("::1", 80)."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        name, _, rest = value[1:].partition("]")
+        port_text = rest[1:] if rest.startswith(":") else ""
+    elif value.count(":") == 1:
+        name, _, port_text = value.partition(":")
+    else:
+        name, port_text = value, ""
+    try:
+        port = int(port_text) if port_text else None
+    except ValueError:
+        return value, None
+    return name, port
+
+
+def host_allowed(header: str | None, allowed: tuple[str, ...]) -> bool:
+    if not header:
+        return False
+    if "*" in allowed:
+        return True
+    name, port = split_host(header)
+    for entry in allowed:
+        if entry.startswith("[") or entry.count(":") == 1:
+            want_name, want_port = split_host(entry)
+        else:  # a bare name or IPv6 address: any port
+            want_name, want_port = entry.lower(), None
+        if name == want_name and (want_port is None or want_port == port):
+            return True
+    return False
+
+
+def origin_allowed(origin: str, allowed: tuple[str, ...]) -> bool:
+    if "*" in allowed:
+        return True
+    if origin in allowed or origin.rstrip("/") in allowed:
+        return True
+    try:
+        parts = urlsplit(origin)
+        hostname = parts.hostname
+    except ValueError:
+        return False
+    if parts.scheme in ("http", "https") and hostname in LOOPBACK_ORIGIN_HOSTS:
+        return True
+    for entry in allowed:
+        # `https://app.example.org:*` accepts any port of that scheme and host.
+        prefix = entry[:-1]
+        if entry.endswith(":*") and origin.startswith(prefix) and origin[len(prefix) :].isdigit():
+            return True
+    return False
+
+
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+    error = ErrorData(code=INVALID_REQUEST, message=message)
+    body = JSONRPCError(jsonrpc="2.0", id=None, error=error)
+    return Response(
+        body.model_dump_json(by_alias=True, exclude_none=True),
+        status_code=status,
+        media_type="application/json",
+        headers=headers,
+    )
+
+
+class Guard:
+    """Host, Origin and bearer-token checks in front of `app`."""
+
+    def __init__(self, app: ASGIApp, settings: HttpSettings) -> None:
+        self.app = app
+        self.settings = settings
+        self.rejected = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        response = self.check(Headers(scope=scope))
+        if response is not None:
+            self.rejected += 1
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+    def check(self, headers: Headers) -> Response | None:
+        settings = self.settings
+        host = headers.get("host")
+        if not host_allowed(host, settings.allowed_hosts):
+            log.warning("refused a request for host %r (421; see [http] allowed_hosts)", host)
+            return _error(
+                421,
+                f"Misdirected Request: this server does not answer for host {host!r} "
+                "(a DNS rebinding guard; the operator can add it to [http] allowed_hosts)",
+            )
+        origin = headers.get("origin")
+        if origin is not None and not origin_allowed(origin, settings.allowed_origins):
+            log.warning("refused a request from origin %r (403; [http] allowed_origins)", origin)
+            return _error(
+                403,
+                f"Forbidden: requests from origin {origin!r} are not accepted "
+                "(the operator can add it to [http] allowed_origins)",
+            )
+        token = settings.token
+        if token is None:
+            return None
+        scheme, _, credentials = (headers.get("authorization") or "").partition(" ")
+        if scheme.lower() != "bearer" or not credentials.strip():
+            return _error(
+                401,
+                "Unauthorized: this server needs 'Authorization: Bearer <token>'",
+                {"WWW-Authenticate": f'Bearer realm="{REALM}"'},
+            )
+        if not token.matches(credentials.strip()):
+            log.warning("refused a request with a wrong bearer token (401)")
+            return _error(
+                401,
+                "Unauthorized: the bearer token is not valid",
+                {"WWW-Authenticate": f'Bearer realm="{REALM}", error="invalid_token"'},
+            )
+        return None

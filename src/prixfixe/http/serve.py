@@ -1,0 +1,205 @@
+"""Run the MCP server over streamable HTTP on uvicorn until SIGINT or SIGTERM.
+
+A stop is graceful: the listening socket closes, requests in flight get up to `[http]
+shutdown_grace_seconds` to finish, then the SDK's session manager and the server's lifespan
+end (closing the store), and the process exits with status 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+import anyio
+import uvicorn
+from mcp.server.transport_security import TransportSecuritySettings
+from sse_starlette.sse import AppStatus
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from prixfixe.errors import PrixfixeError
+from prixfixe.http.guard import Guard
+from prixfixe.http.settings import HttpSettings
+
+if TYPE_CHECKING:
+    from prixfixe.app import App
+
+HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def build_asgi(app: App, settings: HttpSettings) -> Guard:
+    """The SDK's streamable HTTP app for `app`'s server, behind prixfixe's guard."""
+    from prixfixe.server import build_server
+
+    server = build_server(app)
+    starlette_app = server.streamable_http_app(
+        streamable_http_path=settings.path,
+        stateless_http=settings.stateless,
+        max_request_body_size=settings.max_body_bytes,
+        session_idle_timeout=settings.session_idle_seconds,
+        max_sessions=settings.max_sessions,
+        # Host and Origin are checked once, by the guard (with prixfixe's allowlists and
+        # messages); the SDK still checks Content-Type, sessions and the body size.
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        host=settings.host,
+    )
+    return Guard(starlette_app, settings)
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A listening socket on host:port (port 0 picks a free one); a clear error if taken."""
+    try:
+        infos = socket.getaddrinfo(
+            host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+        family, kind, proto, _, address = infos[0]
+        sock = socket.socket(family, kind, proto)
+    except OSError as exc:
+        raise PrixfixeError(f"cannot listen on {host}:{port}: {exc}") from None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        reason = exc.strerror or str(exc)
+        raise PrixfixeError(f"cannot listen on {host}:{port}: {reason}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def endpoint_url(sock: socket.socket, settings: HttpSettings) -> str:
+    host, port = sock.getsockname()[:2]
+    if ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{port}{settings.path}"
+
+
+class InFlight:
+    """Counts requests being answered, except GETs (a session's standing SSE stream, which
+    never ends by itself), so a stop can wait for calls in flight and only for them."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.count = 0
+        self._idle = anyio.Event()
+        self._idle.set()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] == "GET":
+            await self.app(scope, receive, send)
+            return
+        self.count += 1
+        self._idle = anyio.Event() if self.count == 1 else self._idle
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.count -= 1
+            if self.count == 0:
+                self._idle.set()
+
+    async def wait_idle(self) -> None:
+        while self.count:
+            await self._idle.wait()
+
+
+class UvicornServer(uvicorn.Server):
+    """uvicorn's server, telling when it is ready, letting calls in flight finish on a stop,
+    and treating SIGINT/SIGTERM as a clean stop (uvicorn re-raises the signal after its
+    graceful shutdown, which would end the process with the signal's status instead of 0)."""
+
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        in_flight: InFlight,
+        grace: float,
+        on_started: Callable[[], None],
+    ) -> None:
+        super().__init__(config)
+        self.in_flight = in_flight
+        self.grace = grace
+        self.on_started = on_started
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        # sse-starlette ends every SSE stream the moment a signal arrives, which would cut
+        # off the answers of calls in flight (they are SSE streams too). prixfixe ends them
+        # itself, in `shutdown`, after those calls are answered.
+        AppStatus.disable_automatic_graceful_drain()  # type: ignore[no-untyped-call]
+        await super().startup(sockets=sockets)
+        if self.started:
+            self.on_started()
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        for server in self.servers:
+            server.close()  # accept nothing new while the calls in flight finish
+        with anyio.move_on_after(self.grace):
+            await self.in_flight.wait_idle()
+        AppStatus.should_exit = True  # now end the standing SSE streams too
+        await super().shutdown(sockets=sockets)
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        original = {sig: signal.signal(sig, self.handle_exit) for sig in HANDLED_SIGNALS}
+        try:
+            yield
+        finally:
+            for sig, handler in original.items():
+                signal.signal(sig, handler)
+
+
+async def serve_http(
+    app: App, settings: HttpSettings, *, announce: Callable[[str], None] | None = None
+) -> None:
+    """Serve until a signal; `announce` gets one line once the server accepts requests."""
+    in_flight = InFlight(build_asgi(app, settings))
+    sock = listen(settings.host, settings.port)
+    url = endpoint_url(sock, settings)
+    config = uvicorn.Config(
+        in_flight,
+        lifespan="on",
+        log_level="warning",
+        access_log=False,
+        server_header=False,
+        ws="none",
+        timeout_graceful_shutdown=int(settings.shutdown_grace_seconds) or None,
+    )
+    say = announce or _stderr
+    grace = settings.shutdown_grace_seconds
+    server = UvicornServer(config, in_flight, grace, lambda: say(_ready_line(url, settings)))
+    try:
+        await server.serve(sockets=[sock])
+    finally:
+        sock.close()
+        # The lifespan closes the store; a forced stop (a second Ctrl-C) skips it.
+        app.close_store()
+    if server.started:
+        say("prixfixe: stopped; the store is closed")
+    elif not server.should_exit:
+        raise PrixfixeError("the HTTP server did not start (see the messages above)")
+
+
+def _ready_line(url: str, settings: HttpSettings) -> str:
+    mode = (
+        "stateless"
+        if settings.stateless
+        else f"stateful sessions, idle after {settings.session_idle_seconds:g}s"
+    )
+    auth = (
+        f"bearer token from {settings.token_source}"
+        if settings.token is not None
+        else "no token (loopback only)"
+    )
+    return f"prixfixe: serving MCP on {url} ({mode}; {auth})"
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)

@@ -1,0 +1,110 @@
+"""The settings `prixfixe serve --http` runs with: `[http]` config, then command-line flags.
+
+Safe by default: loopback only, Host and Origin checked, and a bearer token required before
+anything but loopback is bound.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import socket
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from prixfixe.config import HttpConfig
+from prixfixe.errors import ConfigError
+from prixfixe.secrets import Secret, SecretRef
+
+log = logging.getLogger(__name__)
+
+#: Host names that always mean this machine.
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+WILDCARD_HOSTS = ("0.0.0.0", "::", "")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding `host` keeps the server reachable from this machine only."""
+    name = host.strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True)
+class HttpSettings:
+    host: str
+    port: int
+    path: str
+    stateless: bool
+    token: Secret | None
+    token_source: str | None
+    allowed_hosts: tuple[str, ...]
+    allowed_origins: tuple[str, ...]
+    max_body_bytes: int
+    session_idle_seconds: float
+    max_sessions: int
+    shutdown_grace_seconds: float
+
+    @property
+    def loopback(self) -> bool:
+        return is_loopback(self.host)
+
+
+def resolve_settings(
+    config: HttpConfig,
+    env: Mapping[str, str],
+    *,
+    host: str | None = None,
+    port: int | None = None,
+    stateless: bool | None = None,
+    token_env: str | None = None,
+    token_file: str | None = None,
+) -> HttpSettings:
+    """Merge config and flags; raise `ConfigError` for a setting that would be unsafe."""
+    bind = config.host if host is None else host
+    ref: SecretRef | None = config.token
+    key = "http.token"
+    if token_env is not None or token_file is not None:
+        if token_env is not None and token_file is not None:
+            raise ConfigError("give --token-env or --token-file, not both")
+        ref = SecretRef(env=token_env, file=token_file)
+        key = "--token-env" if token_env is not None else "--token-file"
+    token = ref.resolve(env, key=key) if ref is not None else None
+    if ref is not None and ref.loose_permissions():
+        log.warning("the token file %s can be read by other users (chmod 600 it)", ref.file)
+    if token is None and not is_loopback(bind):
+        raise ConfigError(
+            f"refusing to serve on {bind or '0.0.0.0'}: binding anything but loopback needs a "
+            'bearer token. Set [http] token = {env = "NAME"} (or {file = "PATH"}) in the '
+            "config file, or pass --token-env NAME / --token-file PATH; see docs/http.md"
+        )
+    return HttpSettings(
+        host=bind,
+        port=config.port if port is None else port,
+        path=config.path,
+        stateless=config.stateless if stateless is None else stateless,
+        token=token,
+        token_source=ref.describe() if ref is not None else None,
+        allowed_hosts=_allowed_hosts(bind, config.allowed_hosts),
+        allowed_origins=tuple(config.allowed_origins),
+        max_body_bytes=config.max_body_bytes,
+        session_idle_seconds=config.session_idle_seconds,
+        max_sessions=config.max_sessions,
+        shutdown_grace_seconds=config.shutdown_grace_seconds,
+    )
+
+
+def _allowed_hosts(bind: str, configured: list[str]) -> tuple[str, ...]:
+    """Loopback names, the bound address (or this machine's name on a wildcard bind), and
+    whatever the config adds (a reverse proxy's public name, for instance)."""
+    names: list[str] = list(LOOPBACK_NAMES)
+    if bind in WILDCARD_HOSTS:
+        names.append(socket.gethostname().lower())
+    elif not is_loopback(bind):
+        names.append(bind.strip("[]").lower())
+    names += [h.lower() for h in configured]
+    return tuple(dict.fromkeys(names))

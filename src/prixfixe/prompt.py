@@ -1,0 +1,82 @@
+"""What a plugin declares to offer MCP prompts: `Prompt`, its `PromptArgument`s, the messages
+a prompt renders to, and the context its renderer and completers get.
+
+A prompt is a named, parameterized message template a person picks in a client ("review this
+diff", "summarize this record"). Arguments are strings (the protocol's rule); each may have a
+completer that suggests values as the person types. Like `tool.py` and `resource.py`, this
+module sits low on purpose: a plugin imports it (through `prixfixe`) and little else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+from prixfixe.content import Content
+from prixfixe.interaction import Interactive
+
+if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+
+    from prixfixe.app import App
+
+Role: TypeAlias = Literal["user", "assistant"]
+
+
+@dataclass(frozen=True)
+class PromptContext(Interactive):
+    """What a renderer or completer may reach: the running app, the prompt's name, the
+    plugin that declared it, and when called over MCP the request (through which, like a
+    tool, a renderer may `ask` the client for input)."""
+
+    app: App
+    name: str = ""
+    owner: str = ""
+    request: ServerRequestContext[Any] | None = None
+
+
+@dataclass(frozen=True)
+class PromptMessage:
+    """One message of a rendered prompt: a role and one content item (`Text`, `Image`,
+    `Audio`, `Embedded`, `ResourceLink`) or plain text."""
+
+    role: Role
+    content: Content | str
+
+
+PromptOutput: TypeAlias = "str | PromptMessage | Sequence[PromptMessage]"
+#: A renderer takes the context and the (validated) arguments; it may be sync or async. A
+#: `str` is one user message. Raise `prixfixe.errors.PrixfixeError` for arguments it cannot
+#: use (the client gets -32602 with the message).
+PromptRenderer: TypeAlias = Callable[
+    [PromptContext, Mapping[str, str]], "Awaitable[PromptOutput] | PromptOutput"
+]
+#: A completer takes the context, the partial value typed so far and the other arguments
+#: already chosen, and returns candidate values (sync or async).
+PromptCompleter: TypeAlias = Callable[
+    [PromptContext, str, Mapping[str, str]], "Awaitable[Sequence[str]] | Sequence[str]"
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PromptArgument:
+    name: str
+    description: str | None = None
+    required: bool = False
+    completer: PromptCompleter | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Prompt:
+    """A prompt, declared in full. `render` turns the arguments into messages."""
+
+    name: str
+    render: PromptRenderer
+    title: str | None = None
+    description: str | None = None
+    arguments: tuple[PromptArgument, ...] = ()
+    owner: str = field(default="", compare=False)
+
+    def argument(self, name: str) -> PromptArgument | None:
+        return next((a for a in self.arguments if a.name == name), None)

@@ -1,0 +1,5 @@
+"""The prompt service: `prompts/list`, `prompts/get` and completion of prompt arguments.
+
+Declarations (`Prompt`, `PromptArgument`, `PromptMessage`) live in `prixfixe.prompt`; this
+package serves them.
+"""

@@ -1,0 +1,149 @@
+"""`prixfixe serve --http` as a real subprocess on a free loopback port."""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+ROOT = Path(__file__).resolve().parents[2]
+READY = "prixfixe: serving MCP on "
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@dataclass
+class Served:
+    """A running `prixfixe serve --http` process and what it printed on stderr."""
+
+    process: subprocess.Popen[str]
+    url: str
+    lines: list[str] = field(default_factory=list)
+    _queue: queue.Queue[str | None] = field(default_factory=queue.Queue)
+
+    @property
+    def base(self) -> str:
+        return self.url.rsplit("/", 1)[0]
+
+    def stderr(self) -> str:
+        self._drain()
+        return "\n".join(self.lines)
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                line = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            if line is not None:
+                self.lines.append(line)
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+        code = self.process.wait(timeout=timeout)
+        self._drain()
+        return code
+
+
+def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PRIXFIXE_")}
+    env["PRIXFIXE_HOME"] = str(tmp_path / "home")
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    env.update(extra)
+    return env
+
+
+def start(
+    tmp_path: Path, *args: str, config: str | None = None, **env: str
+) -> subprocess.Popen[str]:
+    if config is not None:
+        (tmp_path / "prixfixe.toml").write_text(config, encoding="utf-8")
+    return subprocess.Popen(
+        [sys.executable, "-m", "prixfixe", "serve", "--http", "--port", "0", *args],
+        cwd=tmp_path,
+        env=server_env(tmp_path, **env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_ready(process: subprocess.Popen[str], timeout: float = 30) -> Served:
+    """Read stderr until the ready line (bounded); the URL is on it."""
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            lines.put(line.rstrip("\n"))
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    seen: list[str] = []
+    while True:
+        try:
+            line = lines.get(timeout=timeout)
+        except queue.Empty:
+            process.kill()
+            raise AssertionError(f"server not ready in {timeout}s: {seen}") from None
+        if line is None:
+            raise AssertionError(f"server exited ({process.wait()}): {seen}")
+        seen.append(line)
+        if line.startswith(READY):
+            url = line[len(READY) :].split(" ", 1)[0]
+            return Served(process, url, seen, lines)
+
+
+ServeFactory = Callable[..., Served]
+
+
+@pytest.fixture
+def serve(tmp_path: Path) -> Iterator[ServeFactory]:
+    started: list[Served] = []
+
+    def factory(*args: str, config: str | None = None, **env: str) -> Served:
+        served = wait_ready(start(tmp_path, *args, config=config, **env))
+        started.append(served)
+        return served
+
+    yield factory
+    for served in started:
+        if served.process.poll() is None:
+            served.process.kill()
+            served.process.wait(timeout=10)
+
+
+@asynccontextmanager
+async def connect(
+    url: str, mode: str = "legacy", headers: dict[str, str] | None = None
+) -> AsyncIterator[Client]:
+    """An `mcp.Client` over streamable HTTP, with extra headers (a token) when given."""
+    async with (
+        httpx2.AsyncClient(headers=headers or {}, timeout=httpx2.Timeout(30)) as http,
+        Client(streamable_http_client(url, http_client=http), mode=mode) as client,
+    ):
+        yield client
+
+
+async def wait_exit(process: subprocess.Popen[str], seconds: float = 30) -> int:
+    with anyio.fail_after(seconds):
+        return await anyio.to_thread.run_sync(process.wait)
