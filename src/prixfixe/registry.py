@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import difflib
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import mcp_types as types
 from pydantic import BaseModel
@@ -222,17 +222,7 @@ class Registry:
         return batch
 
     def _check_kinds(self, kinds: Iterable[StoreKind], owner: str) -> dict[str, StoreKind]:
-        batch: dict[str, StoreKind] = {}
-        for kind in kinds:
-            _check_kind(kind, owner)
-            clash = self._kinds.get(kind.name) or batch.get(kind.name)
-            if clash is not None:
-                raise RegistryError(
-                    f"plugin {owner!r} registered store kind {kind.name!r}, already registered "
-                    f"by plugin {clash.owner!r}"
-                )
-            batch[kind.name] = replace(kind, owner=owner)
-        return batch
+        return _named_batch(kinds, self._kinds, owner, "store kind", _check_kind)
 
     def _check_migrations(
         self, migrations: Iterable[StoreMigration], owner: str
@@ -316,17 +306,7 @@ class Registry:
         return statics, templates
 
     def _check_prompts(self, prompts: Iterable[Prompt], owner: str) -> dict[str, Prompt]:
-        batch: dict[str, Prompt] = {}
-        for prompt in prompts:
-            _check_prompt(prompt, owner)
-            clash = self._prompts.get(prompt.name) or batch.get(prompt.name)
-            if clash is not None:
-                raise RegistryError(
-                    f"plugin {owner!r} registered prompt {prompt.name!r}, already registered "
-                    f"by plugin {clash.owner!r}"
-                )
-            batch[prompt.name] = replace(prompt, owner=owner)
-        return batch
+        return _named_batch(prompts, self._prompts, owner, "prompt", _check_prompt)
 
     # -- prompts ----------------------------------------------------------------------------
 
@@ -354,17 +334,7 @@ class Registry:
         return self._resources.get(uri)
 
     def _check_step_types(self, step_types: Iterable[StepType], owner: str) -> dict[str, StepType]:
-        batch: dict[str, StepType] = {}
-        for step_type in step_types:
-            _check_step_type(step_type, owner)
-            clash = self._step_types.get(step_type.name) or batch.get(step_type.name)
-            if clash is not None:
-                raise RegistryError(
-                    f"plugin {owner!r} registered step type {step_type.name!r}, already "
-                    f"registered by plugin {clash.owner!r}"
-                )
-            batch[step_type.name] = replace(step_type, owner=owner)
-        return batch
+        return _named_batch(step_types, self._step_types, owner, "step type", _check_step_type)
 
     # -- store declarations ---------------------------------------------------------------
 
@@ -413,6 +383,31 @@ class Registry:
         """Up to three registered names close to `name` (for "did you mean")."""
         pool = list(among) if among is not None else list(self._tools)
         return difflib.get_close_matches(name, pool, n=3, cutoff=0.6)
+
+
+_Named = TypeVar("_Named", StoreKind, Prompt, StepType)
+
+
+def _named_batch(
+    items: Iterable[_Named],
+    existing: Mapping[str, _Named],
+    owner: str,
+    what: str,
+    check: Callable[[_Named, str], None],
+) -> dict[str, _Named]:
+    """Check one plugin's declarations of one sort, refuse a name already taken (by anyone,
+    or twice in the batch), and stamp each with its owner."""
+    batch: dict[str, _Named] = {}
+    for item in items:
+        check(item, owner)
+        clash = existing.get(item.name) or batch.get(item.name)
+        if clash is not None:
+            raise RegistryError(
+                f"plugin {owner!r} registered {what} {item.name!r}, already registered by "
+                f"plugin {clash.owner!r}"
+            )
+        batch[item.name] = replace(item, owner=owner)
+    return batch
 
 
 def _check_kind(kind: StoreKind, owner: str) -> None:
