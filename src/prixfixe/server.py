@@ -6,8 +6,8 @@ notifications through `app.notifier` (`resources/subscribe` on 2025-11-25,
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 import anyio.to_thread
@@ -52,8 +52,14 @@ def build_server(app: App) -> Server[Any]:
     resources = app.resources
     prompts = app.prompts
 
-    def mcp_error(exc: PrixfixeError, ctx: ServerRequestContext[Any]) -> Exception:
-        return to_mcp_error(exc, protocol_version=ctx.protocol_version)
+    @contextmanager
+    def jsonrpc_errors(ctx: ServerRequestContext[Any]) -> Iterator[None]:
+        """The one translation of prixfixe errors into the negotiated revision's JSON-RPC
+        errors, for every handler."""
+        try:
+            yield
+        except PrixfixeError as exc:
+            raise to_mcp_error(exc, protocol_version=ctx.protocol_version) from None
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -64,10 +70,8 @@ def build_server(app: App) -> Server[Any]:
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
-        try:
+        with jsonrpc_errors(ctx):
             return await app.call_tool(params.name, params.arguments, ctx)
-        except PrixfixeError as exc:
-            raise to_mcp_error(exc) from None
 
     def input_schema(name: str) -> dict[str, Any] | None:
         return app.registry.get(name).input_schema if name in app.registry else None
@@ -76,35 +80,27 @@ def build_server(app: App) -> Server[Any]:
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
         notifier.listening(ctx, ResourcesListChanged)
-        try:
+        with jsonrpc_errors(ctx):
             return resources.list_resources(params.cursor if params else None)
-        except PrixfixeError as exc:
-            raise mcp_error(exc, ctx) from None
 
     async def list_templates(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
         notifier.listening(ctx, ResourcesListChanged)
-        try:
+        with jsonrpc_errors(ctx):
             return resources.list_templates(params.cursor if params else None)
-        except PrixfixeError as exc:
-            raise mcp_error(exc, ctx) from None
 
     async def read_resource(
         ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
-        try:
+        with jsonrpc_errors(ctx):
             return await resources.read(params.uri, ctx)
-        except PrixfixeError as exc:
-            raise mcp_error(exc, ctx) from None
 
     async def subscribe(
         ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams
     ) -> types.EmptyResult:
-        try:
+        with jsonrpc_errors(ctx):
             resources.resolve(params.uri)
-        except PrixfixeError as exc:
-            raise mcp_error(exc, ctx) from None
         notifier.subscribe(ctx, params.uri)
         return types.EmptyResult()
 
@@ -118,18 +114,14 @@ def build_server(app: App) -> Server[Any]:
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
         notifier.listening(ctx, PromptsListChanged)
-        try:
+        with jsonrpc_errors(ctx):
             return prompts.list_prompts(params.cursor if params else None)
-        except PrixfixeError as exc:
-            raise mcp_error(exc, ctx) from None
 
     async def get_prompt(
         ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult | types.InputRequiredResult:
-        try:
+        with jsonrpc_errors(ctx):
             return await prompts.get(params.name, params.arguments, ctx)
-        except PrixfixeError as exc:
-            raise mcp_error(exc, ctx) from None
 
     async def complete(
         ctx: ServerRequestContext[Any], params: types.CompleteRequestParams
@@ -137,7 +129,7 @@ def build_server(app: App) -> Server[Any]:
         ref = params.ref
         context = params.context.arguments if params.context else None
         argument = params.argument
-        try:
+        with jsonrpc_errors(ctx):
             if isinstance(ref, types.PromptReference):
                 completion = await prompts.complete(
                     ref.name, argument.name, argument.value, context, ctx
@@ -146,8 +138,6 @@ def build_server(app: App) -> Server[Any]:
                 completion = await resources.complete(
                     ref.uri, argument.name, argument.value, context, ctx
                 )
-        except PrixfixeError as exc:
-            raise mcp_error(exc, ctx) from None
         return types.CompleteResult(completion=completion)
 
     @asynccontextmanager
