@@ -85,8 +85,13 @@ def test_every_config_key_is_documented_and_every_documented_key_exists() -> Non
 
 
 def test_config_examples_are_valid() -> None:
-    for block in _blocks(ROOT / "docs" / "configuration.md", "toml"):
-        validate_config(tomllib.loads(block), file="docs/configuration.md")
+    blocks = _blocks(ROOT / "docs" / "configuration.md", "toml")
+    assert len(blocks) >= 4, "the configuration examples were not found"
+    for block in blocks:
+        # validate_config raises ConfigError naming the key when an example is invalid.
+        assert isinstance(
+            validate_config(tomllib.loads(block), file="docs/configuration.md"), ConfigModel
+        )
 
 
 def test_documented_environment_variables_are_read_by_the_code() -> None:
