@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,17 @@ CORE_TOOLS = [
     "report_get",
     "routine_eval",
 ]
+
+
+@pytest.fixture(autouse=True)
+def forget_secrets() -> Iterator[None]:
+    """Each test starts with an empty redactor: a value one test registered masks nothing in
+    another (which could hide a leak)."""
+    from prixfixe.leash.redact import REDACTOR
+
+    REDACTOR.clear()
+    yield
+    REDACTOR.clear()
 
 
 @pytest.fixture(autouse=True)

@@ -109,14 +109,15 @@ def test_dry_run_describes_steps_programs_and_grant_and_runs_nothing(tmp_path: P
     assert code == 0
     assert "would run 3 steps; nothing was run" in out
     assert "in parallel (2 steps at once):" in out
-    assert f"{sys.executable} (refused)" in out
+    assert f"$ {sys.executable} -c open('ran', 'w') (refused)" in out
+    assert "$ git -C {repo} status --porcelain=v2" in out
     assert "secret TOKEN from env SOME_TOKEN" in out
     assert "Exec grant: git" in out
     assert not (tmp_path / "ran").exists()
     code, plan, _ = run("run", "r", "--dry-run", "--format", "data")
     data = json.loads(plan)
     assert data["batches"] == [["git-status", "git-unpushed"], ["touch"]]
-    assert data["steps"][2]["refused"] == [sys.executable]
+    assert data["steps"][2]["refused"] == [f"{sys.executable} -c open('ran', 'w')"]
     code, _, err = run("report")
     assert code == 1
     assert "no report yet" in err
@@ -221,6 +222,14 @@ def test_doctor_shows_routines_step_types_and_the_exec_grant(tmp_path: Path) -> 
     assert routines["names"] == ["r", "morning"]
     assert "git-tend" in routines["step_types"]
     assert routines["exec_grant"] == ["git"]
-    assert routines["exec_grant_source"].startswith("configured steps' programs, narrowed by")
+    assert routines["exec_grant_source"].startswith("configured steps' command lines, narrowed by")
+    leash = json.loads(out)["leash"]
+    assert leash["exec"]["command_lines"][0].startswith("git -C {repo} status --porcelain=v2")
+    assert leash["fs_read"]["roots"] == [str(tmp_path.resolve())]
+    assert leash["net"] == {"hosts": [], "source": "declared by configured steps and plugins"}
     code, out, _ = run("doctor")
-    assert "exec grant: git (configured steps' programs, narrowed by [leash] exec in" in out
+    assert "exec grant: git (configured steps' command lines, narrowed by [leash] exec in" in out
+    assert "Leash (what may run, be read, written and reached):" in out
+    assert "    git -C {repo} status --porcelain=v2" in out
+    assert f"  fs_read: {tmp_path.resolve()} (declared by configured steps and plugins)" in out
+    assert "  max_calls: no limit (declared by configured steps and plugins)" in out

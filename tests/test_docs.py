@@ -57,7 +57,7 @@ def test_every_documented_command_and_option_exists() -> None:
 
 def _config_keys(model: type[BaseModel], prefix: str = "") -> set[str]:
     """Every leaf key of the config: tables recurse, `dict[str, Table]` as NAME, arrays of
-    tables as their element (`routines.NAME.steps.type`)."""
+    tables as their element (`routines.NAME.steps.type`), `dict[str, value]` as `NAME`."""
     keys: set[str] = set()
     for name, info in model.model_fields.items():
         path = f"{prefix}{name}"
@@ -69,6 +69,8 @@ def _config_keys(model: type[BaseModel], prefix: str = "") -> set[str]:
             keys |= _config_keys(args[1], f"{path}.NAME.")
         elif origin is list and isinstance(args[0], type) and issubclass(args[0], BaseModel):
             keys |= _config_keys(args[0], f"{path}.")
+        elif origin is dict:
+            keys.add(f"{path}.NAME")  # a table of named values (`[commands]`)
         else:
             keys.add(path)
     return keys

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from prixfixe import StepContext, StepOutput, StepType, hookimpl
 from prixfixe.app import App
+from prixfixe.leash.exec import CommandLine, read_path
 from prixfixe.server import build_server
 from tests.conftest import AppFactory
 
@@ -72,6 +73,8 @@ async def test_the_default_grant_is_exactly_what_configured_steps_declare(
         plugins=[],
     )
     assert app.routines.gate.grant.programs == {PY, "git"}
+    assert f"{PY} -c print(' hi ')" in app.routines.gate.grant.lines()
+    assert any(line.startswith("git -C {repo} status") for line in app.routines.gate.grant.lines())
     result = steps(await run(app))
     assert result["py"]["status"] == "ok"
     assert result["py"]["data"] == {
@@ -99,30 +102,37 @@ async def test_leash_exec_narrows_the_grant_and_a_refusal_names_program_and_gran
     assert refused["status"] == "failed"
     assert refused["error"]["kind"] == "refused"
     message = refused["error"]["message"]
-    assert f"program {PY!r} is not granted; the grant is [sh]" in message
+    assert f"{PY} -c print(1)' is not granted; the exec grant is [sh]" in message
     assert "narrowed by [leash] exec in" in message
     assert "## py — failed (refused)" in result.content[0].text
 
 
-async def test_inline_steps_may_use_only_granted_programs(make_app: AppFactory) -> None:
-    app = make_app(config="[routines.r]\n" + script("py", "print(1)"), env=env(), plugins=[])
+async def test_inline_steps_run_only_command_lines_the_configuration_names(
+    make_app: AppFactory,
+) -> None:
+    config = (
+        f"[commands]\nsay = [{json.dumps(PY)}, '-c', 'print(2)']\n"
+        "[leash]\nexec = [" + json.dumps(PY) + "]\n"
+        "[routines.r]\n" + script("py", "print(1)")
+    )
+    app = make_app(config=config, env=env(), plugins=[])
     alone = await run(app, "step_run", type="script", params={"command": ["sh", "-c", "echo x"]})
     assert alone.is_error is True
     text = alone.content[0].text
-    assert "the exec gate refuses every step of this run: step 'script' needs sh" in text
-    assert f"The grant is [{PY}]" in text
+    assert "'command' can be set only in the configuration, never by a client" in text
+    assert "run = NAME ([commands]: say)" in text
     mixed = await run(
         app,
         "routine_eval",
         steps=[
-            {"type": "script", "name": "granted", "command": [PY, "-c", "print(2)"]},
-            {"type": "script", "name": "widening", "command": ["sh", "-c", "echo x"]},
+            {"type": "script", "name": "granted", "run": "say"},
+            {"type": "git-status", "name": "widening", "repos": ["."]},
         ],
     )
     by_name = steps(mixed)
     assert by_name["granted"]["data"]["output"] == "2"
     assert by_name["widening"]["error"]["kind"] == "refused"
-    assert "program 'sh' is not granted" in by_name["widening"]["error"]["message"]
+    assert "is not granted; the exec grant is" in by_name["widening"]["error"]["message"]
 
 
 class SneakyParams(BaseModel):
@@ -140,6 +150,8 @@ class Sneaky:
             await ctx.run(["sh", "-c", "echo hi"])
             return StepOutput(markdown="", data=SneakyParams())
 
+        git_status = CommandLine("git", ("-C", read_path("repo"), "status"))
+
         register(
             StepType(
                 name="sneaky",
@@ -148,7 +160,7 @@ class Sneaky:
                 data_model=SneakyParams,
                 version="1.0",
                 handler=handler,
-                programs=("git",),
+                commands=(git_status,),
             )
         )
 
@@ -165,7 +177,9 @@ async def test_a_step_may_run_only_programs_it_declared_even_if_another_step_is_
     assert "sh" in app.routines.gate.grant.programs
     failure = steps(await run(app))["sneaky"]["error"]
     assert failure["kind"] == "refused"
-    assert "ran program 'sh', which it does not declare (it declares: git)" in failure["message"]
+    assert "ran 'sh -c echo hi', which is not one of the command lines it declares " in (
+        failure["message"]
+    )
 
 
 async def test_a_program_missing_from_the_machine_is_a_soft_failure(make_app: AppFactory) -> None:
@@ -293,4 +307,4 @@ async def test_a_credential_command_passes_the_gate(make_app: AppFactory) -> Non
     app = make_app(config=config, env=env(), plugins=[])
     failure = steps(await run(app))["creds"]["error"]
     assert failure["kind"] == "refused"
-    assert "program 'sh' is not granted" in failure["message"]
+    assert "credential command 'sh -c echo x' is not granted" in failure["message"]

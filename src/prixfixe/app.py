@@ -29,6 +29,7 @@ from prixfixe.errors import (
 )
 from prixfixe.facets import Exposure, check_known_facets, resolve_exposure
 from prixfixe.interaction import InputRequired, input_required_result
+from prixfixe.leash.redact import REDACTOR
 from prixfixe.plugins import PluginInfo, build_plugin_manager, collect
 from prixfixe.registry import RegisteredTool, Registry, RegistryChange
 from prixfixe.store import Store, StoreChange, StoreObserver, open_store
@@ -67,6 +68,7 @@ class App:
     #: The working directory: where a config-less routine and inline steps resolve paths.
     cwd: Path = field(default_factory=Path.cwd)
     _log_levels: dict[object, str] = field(default_factory=dict, repr=False)
+    _calls: dict[object, int] = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(
@@ -214,6 +216,30 @@ class App:
         floor = self._log_levels.get(connection) if connection is not None else None
         return floor is None or LOG_LEVELS.index(level) >= LOG_LEVELS.index(floor)
 
+    # -- the leash's per-session caveat ----------------------------------------------------
+
+    def count_call(self, request: ServerRequestContext[Any]) -> str | None:
+        """Count one `tools/call` against `[leash] max_calls`; the refusal when it is spent.
+
+        A handshake-era session counts on its own; stateless (2026-07-28) requests have no
+        session, so they share one count for the life of the process."""
+        from prixfixe.resources.notify import connection_of
+
+        limit = self.routines.leash.max_calls
+        if limit is None:
+            return None
+        connection = connection_of(request)
+        key: object = connection if connection is not None else _STATELESS
+        if key not in self._calls and connection is not None:
+            connection.exit_stack.callback(self._calls.pop, connection, None)
+        self._calls[key] = count = self._calls.get(key, 0) + 1
+        if count <= limit:
+            return None
+        return (
+            f"the leash allows {limit} tool calls per session and this session has used them "
+            f"(max_calls, {self.routines.leash.sources['max_calls']}); start a new session"
+        )
+
     # -- what a connection sees -------------------------------------------------------------
 
     def listed_tools(self) -> list[RegisteredTool]:
@@ -266,7 +292,17 @@ class App:
         """Validate and run one tool. Unknown or denied names raise; everything that goes
         wrong inside the call (bad arguments, a failing handler) is an `isError` result the
         model can read and correct, as the MCP spec asks for tool execution errors. A tool
-        that asks the client for input on 2026-07-28 ends with an `input_required` result."""
+        that asks the client for input on 2026-07-28 ends with an `input_required` result.
+        Every result passes the redactor: no registered secret value reaches the client."""
+        result = await self._call_tool(name, arguments, request)
+        return redact_result(result) if isinstance(result, types.CallToolResult) else result
+
+    async def _call_tool(
+        self,
+        name: str,
+        arguments: Any,
+        request: ServerRequestContext[Any] | None,
+    ) -> types.CallToolResult | types.InputRequiredResult:
         entry = self.reachable(name)
         try:
             args = validate_arguments(entry, arguments)
@@ -289,12 +325,46 @@ class App:
         return to_call_result(entry, output)
 
 
+#: The count key of requests that have no session (stateless HTTP).
+_STATELESS = object()
+
+
 def _changed_uris(change: StoreChange) -> list[str]:
     from prixfixe.resources.store_uris import record_uri
 
     if change.kind is None:
         return []
     return [record_uri(change.kind, record_id) for record_id in change.ids]
+
+
+def redact_result(result: types.CallToolResult) -> types.CallToolResult:
+    """`result` with every registered secret value masked in its text (text blocks, embedded
+    text resources, resource links) and structured content; images and audio are left whole."""
+    if not REDACTOR.active:
+        return result
+    content = [_redact_block(block) for block in result.content]
+    structured = REDACTOR.redact_data(result.structured_content)
+    return result.model_copy(update={"content": content, "structured_content": structured})
+
+
+def _redact_block(block: types.ContentBlock) -> types.ContentBlock:
+    redact = REDACTOR.redact
+    if isinstance(block, types.TextContent):
+        return block.model_copy(update={"text": redact(block.text)})
+    if isinstance(block, types.EmbeddedResource) and isinstance(
+        block.resource, types.TextResourceContents
+    ):
+        resource = block.resource.model_copy(update={"text": redact(block.resource.text)})
+        return block.model_copy(update={"resource": resource})
+    if isinstance(block, types.ResourceLink):
+        return block.model_copy(
+            update={
+                "name": redact(block.name),
+                "title": block.title and redact(block.title),
+                "description": block.description and redact(block.description),
+            }
+        )
+    return block
 
 
 def error_result(message: str) -> types.CallToolResult:

@@ -29,7 +29,10 @@ def _console(stderr: bool = False) -> Any:
 
 def _fail(message: str, code: int) -> None:
     # Escaped: messages name config sections such as [http], which are not markup.
-    _console(stderr=True).print(f"[bold red]prixfixe: error:[/] {_escape(message)}", markup=True)
+    from prixfixe.leash.redact import redact
+
+    shown = _escape(redact(message))
+    _console(stderr=True).print(f"[bold red]prixfixe: error:[/] {shown}", markup=True)
     sys.exit(code)
 
 
@@ -68,6 +71,9 @@ def cli() -> None:
 
     # stdout may be the MCP channel (serve), so every diagnostic goes to stderr.
     logging.basicConfig(format="prixfixe: %(levelname)s: %(message)s", level=logging.WARNING)
+    from prixfixe.leash.redact import install_logging_redaction
+
+    install_logging_redaction()
 
 
 def _load_plugin_modules(names: tuple[str, ...]) -> list[object]:
@@ -197,6 +203,7 @@ def doctor_report(app: Any) -> dict[str, Any]:
             "exec_grant": sorted(app.routines.gate.grant.programs),
             "exec_grant_source": app.routines.gate.grant.source,
         },
+        "leash": app.routines.leash.summary(),
         "tools_list": {
             "tools": len(app.listed_tools()),
             "budget": DEFAULT_TOOL_BUDGET,
@@ -210,6 +217,27 @@ def doctor_report(app: Any) -> dict[str, Any]:
             "capability_index_summary_tokens": token_counts(app.capability_index.text("summary")),
         },
     }
+
+
+def _print_leash(out: Any, leash: dict[str, Any]) -> None:
+    """The effective leash, each part with where it came from (docs/security.md)."""
+    out.print("\n[bold]Leash[/] (what may run, be read, written and reached):")
+    ex = leash["exec"]
+    out.print(f"  exec ({_escape(ex['source'])}):")
+    for line in ex["command_lines"] or ["nothing"]:
+        out.print(f"    {_escape(line)}")
+    for line in ex["credential_commands"]:
+        out.print(f"    {_escape(line)}  [dim](credential resolver only)[/]")
+    for key in ("fs_read", "fs_write"):
+        part = leash[key]
+        roots = ", ".join(part["roots"]) or "nothing"
+        out.print(f"  {key}: {_escape(roots)} ({_escape(part['source'])})")
+    net = leash["net"]
+    out.print(f"  net: {_escape(', '.join(net['hosts']) or 'nothing')} ({_escape(net['source'])})")
+    for key in ("max_calls", "valid_for_generation"):
+        part = leash[key]
+        shown = "no limit" if part["value"] is None else str(part["value"])
+        out.print(f"  {key}: {shown} ({_escape(part['source'])})")
 
 
 @cli.command()
@@ -266,6 +294,7 @@ def doctor(as_json: bool) -> None:
         f"\n[bold]Routines[/]: {', '.join(rt['names'])}; {len(rt['step_types'])} step types; "
         f"exec grant: {_escape(grant)} ({_escape(rt['exec_grant_source'])})"
     )
+    _print_leash(out, report["leash"])
     tl = report["tools_list"]
     colour = "red" if over else "green"
     out.print(
@@ -698,7 +727,13 @@ def _describe_plan(app: Any, routine: Any) -> dict[str, Any]:
         "steps": [
             {
                 **s.summary(),
-                "refused": [p for p in s.programs if not gate.grant.allows(p)],
+                "credential_commands": [c.show() for c in s.credential_commands],
+                "refused": [c.show() for c in s.commands if not gate.grant.allows(c)]
+                + [
+                    c.show()
+                    for c in s.credential_commands
+                    if c not in gate.grant.credential_commands
+                ],
             }
             for s in routine.steps
         ],
@@ -741,17 +776,18 @@ def run(name: str, fmt: str, dry_run: bool) -> None:
                 indent = "    "
             for step in (s for s in plan["steps"] if s["name"] in batch):
                 number += 1
-                programs = (
-                    ", ".join(
-                        f"{p} [red](refused)[/]" if p in step["refused"] else p
-                        for p in step["programs"]
-                    )
-                    or "none"
-                )
+                lines = step["command_lines"]
                 out.print(
                     f"{indent}{number}. [bold]{_escape(step['name'])}[/] ({step['type']}): "
-                    f"timeout {step['timeout']:g} s; programs: {programs}"
+                    f"timeout {step['timeout']:g} s; "
+                    + ("may start:" if lines else "starts no program")
                 )
+                for line in lines:
+                    mark = " [red](refused)[/]" if line in step["refused"] else ""
+                    out.print(f"{indent}   $ {_escape(line)}{mark}")
+                for line in step["credential_commands"]:
+                    mark = " [red](refused)[/]" if line in step["refused"] else ""
+                    out.print(f"{indent}   $ {_escape(line)}  [dim](credential){mark}[/]")
                 if step["params"]:
                     out.print(f"{indent}   params: {_escape(json.dumps(step['params']))}")
                 for var, where in step["secrets"].items():

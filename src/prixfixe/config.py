@@ -109,15 +109,45 @@ class RoutineConfig(BaseModel):
 
 
 class LeashConfig(BaseModel):
-    """`[leash]`: what subprocesses may run."""
+    """`[leash]`: what subprocesses may run, which files may be opened, which hosts reached,
+    and two caveats. A key left out falls back to what configured steps and plugins declare;
+    `PRIXFIXE_LEASH` (JSON with the same keys) beats the file, key by key."""
 
     model_config = ConfigDict(extra="forbid")
 
     exec: list[str] | None = Field(
         default=None,
-        description="Programs steps may run; narrows the default (what configured steps "
-        "declare), never widens it.",
+        description="Programs steps may run; narrows the default (the command lines "
+        "configured steps declare), never widens it.",
     )
+    fs_read: list[str] | None = Field(
+        default=None,
+        description="Folders files may be read from (default: the paths configured steps "
+        "name).",
+    )
+    fs_write: list[str] | None = Field(
+        default=None,
+        description="Folders files may be written under (default: the paths configured "
+        "steps write, e.g. git-tend's repositories).",
+    )
+    net: list[str] | None = Field(
+        default=None,
+        description="Hosts outbound connections may reach (default: the hosts configured "
+        "steps' types declare; nothing else).",
+    )
+    max_calls: int | None = Field(
+        default=None, ge=1, description="Most tool calls one MCP session may make."
+    )
+    valid_for_generation: int | None = Field(
+        default=None,
+        ge=0,
+        description="The leash holds only while the store generation is at most this; past "
+        "it, nothing is run until the configuration is renewed.",
+    )
+
+
+#: Names of `[commands]` entries: what an inline step's `run` refers to.
+COMMAND_NAME_PATTERN = r"^[a-z][a-z0-9_.-]{0,63}$"
 
 
 class HttpConfig(BaseModel):
@@ -150,6 +180,22 @@ class HttpConfig(BaseModel):
     )
 
 
+class ReportsConfig(BaseModel):
+    """`[reports]`: how many routine reports are kept, and for how long. 0 turns a limit off
+    (TOML has no null; None does the same in code)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    keep: int | None = Field(
+        default=200, ge=0, description="Newest reports kept, across routines (0: no count limit)."
+    )
+    max_age_days: float | None = Field(
+        default=90,
+        ge=0,
+        description="Reports kept longer than this many days are deleted (0: no age limit).",
+    )
+
+
 class ConfigModel(BaseModel):
     """The whole file. Unknown keys are errors: a typo must not be silently ignored."""
 
@@ -159,7 +205,14 @@ class ConfigModel(BaseModel):
     resources: ResourcesConfig = Field(default_factory=ResourcesConfig)
     routines: dict[str, RoutineConfig] = Field(default_factory=dict)
     leash: LeashConfig = Field(default_factory=LeashConfig)
+    commands: dict[str, list[str] | str] = Field(
+        default_factory=dict,
+        description="Named command lines (a list, or a string split like a shell) that "
+        "script and harness steps run with run = NAME; the only commands an inline step "
+        "may run.",
+    )
     http: HttpConfig = Field(default_factory=HttpConfig)
+    reports: ReportsConfig = Field(default_factory=ReportsConfig)
 
 
 @dataclass(frozen=True)

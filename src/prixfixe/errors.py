@@ -275,6 +275,29 @@ class ExecRefusedError(StepFailure):
         self.grant = grant
 
 
+class FsRefusedError(StepFailure):
+    """The file gate refused a path: it is outside every granted root, escapes one through a
+    symlink, or is a special file (a device, a FIFO, `/proc`)."""
+
+    def __init__(self, message: str, *, path: str, grant: str) -> None:
+        super().__init__(message, kind="refused", path=path, grant=grant)
+        self.path = path
+        self.grant = grant
+
+
+class NetRefusedError(StepFailure):
+    """The network gate refused a connection: its host is not granted."""
+
+    def __init__(self, message: str, *, host: str, grant: list[str]) -> None:
+        super().__init__(message, kind="refused", host=host, grant=grant)
+        self.host = host
+        self.grant = grant
+
+
+class LeashLimitError(PrixfixeError):
+    """A caveat of the leash ran out: `max_calls` for this session, or `valid_for_generation`."""
+
+
 class CredentialError(StepFailure):
     """A credential reference could not be resolved (unset variable, missing file, ...)."""
 

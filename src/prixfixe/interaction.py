@@ -191,8 +191,11 @@ class Interactive:
         """Send a log message to the client (on 2026-07-28 only at levels it opted into)."""
         if self.request is None or not self.app.log_level_allows(self.request, level):
             return
+        from prixfixe.leash.redact import redact, redact_data
+
+        shown = redact(message) if isinstance(message, str) else redact_data(message)
         await self.request.session.send_log_message(
-            level, message, logger, related_request_id=self.request.request_id
+            level, shown, logger, related_request_id=self.request.request_id
         )
 
     async def progress(
@@ -200,7 +203,10 @@ class Interactive:
     ) -> None:
         """Report progress on this request (sent only if the client asked for progress)."""
         if self.request is not None:
-            await self.request.session.report_progress(progress, total, message)
+            from prixfixe.leash.redact import redact
+
+            shown = redact(message) if message is not None else None
+            await self.request.session.report_progress(progress, total, shown)
 
 
 def input_required_result(needed: InputRequired) -> Any:

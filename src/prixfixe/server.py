@@ -19,8 +19,9 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
 
 from prixfixe import __version__
-from prixfixe.app import App
+from prixfixe.app import App, error_result
 from prixfixe.errors import PrixfixeError, to_mcp_error
+from prixfixe.leash.redact import redact, redact_data
 
 SERVER_NAME = "prixfixe"
 #: What the server sends on 2025-11-25 connections, so its capabilities say so truthfully
@@ -59,6 +60,8 @@ def build_server(app: App) -> Server[Any]:
         try:
             yield
         except PrixfixeError as exc:
+            # A message may quote what a step or a file said: mask credentials on the way out.
+            exc.message, exc.data = redact(exc.message), redact_data(exc.data)
             raise to_mcp_error(exc, protocol_version=ctx.protocol_version) from None
 
     async def list_tools(
@@ -71,6 +74,9 @@ def build_server(app: App) -> Server[Any]:
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
         with jsonrpc_errors(ctx):
+            spent = app.count_call(ctx)
+            if spent is not None:
+                return error_result(spent)
             return await app.call_tool(params.name, params.arguments, ctx)
 
     def input_schema(name: str) -> dict[str, Any] | None:

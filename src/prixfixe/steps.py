@@ -19,6 +19,9 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from pydantic import BaseModel
 
+from prixfixe.leash.exec import CommandLine
+from prixfixe.leash.fs import FsGate, FsGrant
+from prixfixe.leash.net import NetGate, NetGrant
 from prixfixe.secrets import Secret
 
 if TYPE_CHECKING:
@@ -65,10 +68,19 @@ class StepContext:
     base_dir: Path
     today: dt.date
     secrets: Mapping[str, Secret] = field(default_factory=dict)
+    #: The server's variables the step type declares (`StepType.env`), for its programs.
+    env: Mapping[str, str] = field(default_factory=dict, repr=False)
     owner: str = ""
     runner: _Runner = field(repr=False)
     store_opener: Callable[[], Store] = field(repr=False)
     resource_reader: ResourceReader | None = field(default=None, repr=False)
+    #: The file gate: every file or folder a step opens goes through `fs.check`, `fs.walk`
+    #: or `fs.read_bytes`.
+    fs: FsGate = field(default_factory=lambda: FsGate(FsGrant((), (), "none")), repr=False)
+    #: The network gate: every HTTP connection goes through `net.client()`.
+    net: NetGate = field(default_factory=lambda: NetGate(NetGrant((), "none")), repr=False)
+    #: The configuration's named command lines (`[commands]`), program first.
+    commands: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
 
     def path(self, value: str) -> Path:
         """A params path: `~` expanded, relative ones against the step's base directory."""
@@ -85,7 +97,7 @@ class StepContext:
     ) -> Completed:
         """Run a program through the exec gate: it must be one the step type declared and
         the grant holds. The step's credentials are in the child's environment."""
-        merged: dict[str, str | Secret] = {**self.secrets, **(env or {})}
+        merged: dict[str, str | Secret] = {**self.env, **self.secrets, **(env or {})}
         return await self.runner(argv, cwd=cwd, env=merged, input=input)
 
     async def read_resource(self, uri: str) -> str:
@@ -130,15 +142,29 @@ class StepContext:
 StepHandler: TypeAlias = Callable[[StepContext, Any], "Awaitable[StepOutput] | StepOutput"]
 
 
+#: What a step's params name for the file grant's defaults: (paths it reads, paths it writes).
+PathNeeds: TypeAlias = tuple[Sequence[str], Sequence[str]]
+
+
 @dataclass(frozen=True, kw_only=True)
 class StepType:
     """A step type, declared in full: nothing about it is inferred from the handler.
 
     `params_model` must forbid unknown keys, so a typo in a config step is an error naming the
     key. `data_model` is the data contract: its JSON Schema is published with `version`
-    (`MAJOR.MINOR`; bump the minor for additions, the major for anything else). `programs` are
-    the programs it runs; `programs_from_params` adds ones named by its params (a script's
-    command). The exec gate refuses anything else.
+    (`MAJOR.MINOR`; bump the minor for additions, the major for anything else).
+
+    Its authority is declared too, and the leash refuses anything else:
+    - `commands`: the exact command lines it runs (`CommandLine`: program and argument
+      shapes); `commands_from_params(params, named)` adds ones its params choose (a script's
+      configured command; `named` is the configuration's `[commands]`).
+    - `config_only`: params only the configuration may set; an inline step (`step_run`,
+      `routine_eval`) giving one is refused, so a client never chooses them.
+    - `paths_from_params(params)`: the paths a configured step reads and writes; they are the
+      file grant's default roots.
+    - `hosts`: the hosts it connects to (the network grant's default).
+    - `env`: variables of the server's environment its programs receive (say `SSH_AUTH_SOCK`);
+      children get nothing else but PATH, HOME, locale, time zone and the step's credentials.
     """
 
     name: str
@@ -147,8 +173,14 @@ class StepType:
     data_model: type[BaseModel]
     version: str
     handler: StepHandler
-    programs: tuple[str, ...] = ()
-    programs_from_params: Callable[[Any], Sequence[str]] | None = None
+    commands: tuple[CommandLine, ...] = ()
+    commands_from_params: (
+        Callable[[Any, Mapping[str, tuple[str, ...]]], Sequence[CommandLine]] | None
+    ) = None
+    config_only: tuple[str, ...] = ()
+    paths_from_params: Callable[[Any], PathNeeds] | None = None
+    hosts: tuple[str, ...] = ()
+    env: tuple[str, ...] = ()
     owner: str = field(default="", compare=False)
 
     @property
@@ -160,7 +192,21 @@ class StepType:
         first = self.description.strip().split("\n", 1)[0].strip()
         return re.split(r"(?<=[.!?])\s", first, maxsplit=1)[0]
 
-    def declared_programs(self, params: BaseModel) -> tuple[str, ...]:
-        """Every program a step with these params may run, as written."""
-        extra = tuple(self.programs_from_params(params)) if self.programs_from_params else ()
-        return tuple(dict.fromkeys((*self.programs, *extra)))
+    @property
+    def programs(self) -> tuple[str, ...]:
+        """The programs of its fixed command lines (params may add more)."""
+        return tuple(dict.fromkeys(c.program for c in self.commands))
+
+    def declared_commands(
+        self, params: BaseModel, named: Mapping[str, tuple[str, ...]] | None = None
+    ) -> tuple[CommandLine, ...]:
+        """Every command line a step with these params may run, programs as written."""
+        extra = (
+            tuple(self.commands_from_params(params, named or {}))
+            if self.commands_from_params
+            else ()
+        )
+        return tuple(dict.fromkeys((*self.commands, *extra)))
+
+    def declared_paths(self, params: BaseModel) -> PathNeeds:
+        return self.paths_from_params(params) if self.paths_from_params else ((), ())

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from mcp import Client
+from mcp.types import TextContent
 
 from prixfixe.server import build_server
 from tests.conftest import AppFactory
@@ -22,19 +23,28 @@ def anyio_backend() -> str:
 
 
 async def step(make_app: AppFactory, type_: str, **params: Any) -> tuple[dict[str, Any], str]:
-    # A configured git step puts git in the grant, as a user's config would.
-    config = '[routines.r]\n[[routines.r.steps]]\ntype = "git-status"\nrepos = ["."]\n'
+    # Configured git steps put their command lines and repositories in the grants, as a
+    # user's config would: every git step over the test's directory, the fetching kinds too.
+    config = "[routines.r]\n" + "".join(
+        f'[[routines.r.steps]]\ntype = "{kind}"\nrepos = ["."]\n{extra}'
+        for kind, extra in (
+            ("git-status", "fetch = true\n"),
+            ("git-unpushed", ""),
+            ("git-tend", ""),
+        )
+    )
     app = make_app(config=config, env=dict(os.environ), plugins=[])
     async with Client(build_server(app), mode="legacy") as client:
         result = await client.call_tool(
             "step_run", {"type": type_, "params": params, "format": "markdown"}
         )
-    assert result.is_error is False, result.content[0].text
+    text = "\n".join(c.text for c in result.content if isinstance(c, TextContent))
+    assert result.is_error is False, text
     data = result.structured_content
     assert data is not None
     (only,) = data["steps"]
     assert only["status"] == "ok", only["error"]
-    return only["data"], result.content[0].text  # type: ignore[union-attr]
+    return only["data"], text
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from prixfixe.errors import StepFailure
 from prixfixe.hookspecs import hookimpl
+from prixfixe.leash.fs import FsGate
 from prixfixe.steps import StepContext, StepOutput, StepType
 
 #: The most bytes read from one task file: titles and front matter are at the top.
@@ -57,11 +58,10 @@ class BoardData(BaseModel):
     overdue: int
 
 
-def read_task(path: Path, board: Path, today: dt.date) -> tuple[Task, str | None]:
-    """The task in `path`, and the lane its front matter names (if any)."""
-    with path.open("rb") as handle:
-        head = handle.read(HEAD_BYTES).decode("utf-8", errors="replace")
-    lines = head.splitlines()
+def read_task(path: Path, head: bytes, board: Path, today: dt.date) -> tuple[Task, str | None]:
+    """The task in `path` (whose first bytes are `head`), and the lane its front matter names
+    (if any)."""
+    lines = head.decode("utf-8", errors="replace").splitlines()
     meta: dict[str, str] = {}
     body = lines
     if lines and lines[0].strip() == "---":
@@ -87,20 +87,26 @@ def read_task(path: Path, board: Path, today: dt.date) -> tuple[Task, str | None
     return task, meta.get("lane") or meta.get("status")
 
 
-def scan(board: Path, params: BoardParams, today: dt.date) -> BoardData:
-    if not board.is_dir():
+def scan(board: Path, params: BoardParams, today: dt.date, fs: FsGate, step: str) -> BoardData:
+    """The board at `board`; every folder and file is listed and read through the file gate,
+    so a board path or a symlink on the board cannot reach past the grant."""
+    if not fs.check(board, step=step).is_dir():
         raise StepFailure(f"board folder {str(board)!r} does not exist", kind="not-found")
+
+    def task(file: Path) -> tuple[Task, str | None]:
+        return read_task(file, fs.read_bytes(file, HEAD_BYTES, step=step), board, today)
+
     lanes: dict[str, list[Task]] = {}
-    for entry in sorted(board.iterdir()):
+    for entry in fs.list_dir(board, step=step):
         if entry.name.startswith("."):
             continue
-        if entry.is_dir():
+        if entry.is_dir:
             tasks = lanes.setdefault(entry.name, [])
-            for file in sorted(entry.rglob("*.md")):
-                tasks.append(read_task(file, board, today)[0])
-        elif entry.suffix == ".md":
-            task, lane = read_task(entry, board, today)
-            lanes.setdefault(lane or INBOX, []).append(task)
+            for file in fs.walk(entry.path, "*.md", step=step):
+                tasks.append(task(file)[0])
+        elif entry.path.suffix == ".md":
+            found, lane = task(entry.path)
+            lanes.setdefault(lane or INBOX, []).append(found)
     names = params.lanes if params.lanes is not None else sorted(lanes)
     out = []
     for name in names:
@@ -117,7 +123,7 @@ def scan(board: Path, params: BoardParams, today: dt.date) -> BoardData:
 
 
 def board_scan(ctx: StepContext, params: BoardParams) -> StepOutput:
-    data = scan(ctx.path(params.path), params, ctx.today)
+    data = scan(ctx.path(params.path), params, ctx.today, ctx.fs, ctx.step)
     lines = [
         f"{data.open} open tasks" + (f", **{data.overdue} overdue**" if data.overdue else "") + "."
     ]
@@ -146,5 +152,6 @@ def register_step_types(register: Callable[[StepType], None]) -> None:
             data_model=BoardData,
             version="1.0",
             handler=board_scan,
+            paths_from_params=lambda p: ([p.path], []),
         )
     )

@@ -6,6 +6,18 @@ within a step, up to `MAX_CONCURRENT_REPOS` repositories are looked at at once.
 --ff-only`), and only when the work tree is clean and the branch is strictly behind: it never
 creates a merge commit, never rebases, and leaves diverged, dirty or detached repositories
 alone, saying so.
+
+Each step declares the exact git command lines it runs (`STATUS_COMMANDS`, with
+`STATUS_FETCH_COMMANDS` when it fetches; `UNPUSHED_COMMANDS`; `TEND_COMMANDS`), and the exec
+gate runs git defanged (`prixfixe.leash.git`: no hooks, filters, helpers or other programs a
+repository's config names); the command lines add what git has a flag for. One visible
+consequence: changes inside a submodule's work tree do not make the outer repository dirty
+(`--ignore-submodules=dirty`); a submodule moved to another commit still does. Repositories are
+checked against the file grant before they are globbed or looked at: a pattern's fixed
+leading directory first, then every match, so `repos = ["/etc/*"]` lists nothing outside the
+grant, and a repository outside it fails the step with the file gate's refusal. A step that
+writes (fetching, fast-forwarding) also checks where git will write (the work tree, the git
+directory and the common one, which a `.git` file or `core.worktree` can put elsewhere).
 """
 
 from __future__ import annotations
@@ -18,14 +30,76 @@ from typing import Literal, TypeVar
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
+from prixfixe.errors import StepFailure
 from prixfixe.hookspecs import hookimpl
 from prixfixe.leash import Completed
-from prixfixe.steps import StepContext, StepOutput, StepType
+from prixfixe.leash.exec import CommandLine, Slot, read_path, value, write_path
+from prixfixe.steps import PathNeeds, StepContext, StepOutput, StepType
 
 MAX_CONCURRENT_REPOS = 8
 #: No prompts (a fetch must fail, not wait for a password), no optional index locks (status
-#: in parallel with the user's own git), stable messages to classify.
+#: in parallel with the user's own git; it also never rewrites the index), stable messages to
+#: classify. `prixfixe.leash.git` keeps these and adds its own (prompts off there too).
 GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+Args = tuple[str, ...]
+L = TypeVar("L", str, Slot)
+
+# Submodules are compared by the commit they are at, never looked into: looking runs git in
+# each one, under config the scan of the outer repository never saw.
+STATUS: Args = (
+    "status", "--porcelain=v2", "--branch", "--untracked-files=normal",
+    "--ignore-submodules=dirty",
+)  # fmt: skip
+FETCH: Args = (
+    "fetch", "--quiet", "--no-recurse-submodules", "--no-auto-maintenance",
+    "--upload-pack=git-upload-pack",
+)  # fmt: skip
+#: Where git writes: the git directory, the common one and the work tree (a `.git` file or
+#: `core.worktree` can put each outside the directory the step was given). The work tree
+#: last: in a bare repository asking for it fails, after the other two are printed.
+WHERE: Args = (
+    "rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir", "--show-toplevel",
+)  # fmt: skip
+UPSTREAM: Args = ("@{upstream}..HEAD",)
+UNPUBLISHED: Args = ("HEAD", "--not", "--remotes")
+MERGE: Args = (
+    "merge", "--ff-only", "--quiet", "--no-stat", "--no-verify-signatures", "--no-autostash",
+    "@{upstream}",
+)  # fmt: skip
+HEAD: Args = ("rev-parse", "HEAD")
+
+
+def count_args(span: Args) -> Args:
+    return ("rev-list", "--count", *span)
+
+
+def log_args(limit: L, span: Args) -> tuple[str | L, ...]:
+    return (
+        "log", "--no-show-signature", "--no-ext-diff", "--no-textconv", "--max-count", limit,
+        "--format=%h%x1f%s", *span,
+    )  # fmt: skip
+
+
+def _lines(repo: Slot, *args: tuple[str | Slot, ...]) -> tuple[CommandLine, ...]:
+    return tuple(CommandLine("git", ("-C", repo, *a)) for a in args)
+
+
+READ, WRITE = read_path("repo"), write_path("repo")
+#: At most `UnpushedParams.limit`'s bound (500) commits: one to three digits.
+LIMIT = value("limit", r"[1-9][0-9]{0,2}")
+#: Every command line each step runs (git-status adds the writing ones only when it fetches).
+STATUS_COMMANDS = _lines(READ, STATUS)
+STATUS_FETCH_COMMANDS = _lines(WRITE, WHERE, FETCH)
+UNPUSHED_COMMANDS = _lines(
+    READ,
+    STATUS,
+    count_args(UPSTREAM),
+    count_args(UNPUBLISHED),
+    log_args(LIMIT, UPSTREAM),
+    log_args(LIMIT, UNPUBLISHED),
+)
+TEND_COMMANDS = (*_lines(READ, STATUS, HEAD), *_lines(WRITE, WHERE, FETCH, MERGE))
+
 
 RepoState = Literal[
     "clean", "dirty", "ahead", "behind", "diverged", "missing", "not-a-repo", "error"
@@ -41,32 +115,74 @@ class ReposParams(BaseModel):
     )
 
 
-def expand_repos(ctx: StepContext, patterns: Sequence[str]) -> list[tuple[str, Path]]:
+def expand_repos(
+    ctx: StepContext, patterns: Sequence[str], *, write: bool = False
+) -> list[tuple[str, Path]]:
     """(as given, path) for every repository named: patterns expand to their directories, in
-    order; a pattern that matches nothing is kept, and reported missing."""
+    order; a pattern that matches nothing is kept, and reported missing. Every path is
+    checked against the file grant (for writing when `write`) before it is globbed or looked
+    at; one outside it raises the file gate's refusal."""
     out: list[tuple[str, Path]] = []
     for pattern in patterns:
         path = ctx.path(pattern)
         if globbing.has_magic(str(path)):
-            matches = sorted(Path(p) for p in globbing.glob(str(path)) if Path(p).is_dir())
+            ctx.fs.check(_fixed_prefix(path), write=write, step=ctx.step)
+            found = sorted(Path(p) for p in globbing.glob(str(path)))
+            matches = [m for m in found if _checked(ctx, m, write).is_dir()]
             out += [(str(m), m) for m in matches] or [(pattern, path)]
         else:
+            ctx.fs.check(path, write=write, step=ctx.step)
             out.append((pattern, path))
     return list(dict.fromkeys(out))
 
 
+def _fixed_prefix(pattern: Path) -> Path:
+    """The leading directories of a glob pattern that hold no wildcard."""
+    fixed: list[str] = []
+    for part in pattern.parts:
+        if globbing.has_magic(part):
+            break
+        fixed.append(part)
+    return Path(*fixed)
+
+
+def _checked(ctx: StepContext, path: Path, write: bool) -> Path:
+    ctx.fs.check(path, write=write, step=ctx.step)
+    return path
+
+
+async def check_writes(ctx: StepContext, repo: Path) -> None:
+    """Refuse (the file gate's refusal) when git would write outside the write grant: the
+    work tree and git directories a `.git` file or `core.worktree` may put elsewhere."""
+    done = await git(ctx, repo, *WHERE)
+    # Whatever was printed is checked, failure or not: nothing printed (not a repository)
+    # leaves nothing for the command that follows to write to.
+    for line in done.stdout.splitlines():
+        if line:
+            ctx.fs.check(line, write=True, step=ctx.step)
+
+
 async def each(items: Sequence[T], work: Callable[[T], Awaitable[BaseModel]]) -> list[BaseModel]:
-    """`work` over `items`, a few at a time, results in the items' order."""
+    """`work` over `items`, a few at a time, results in the items' order. A refusal (any
+    `StepFailure`) stops the rest and is raised as itself, the first repository's first, so
+    the step fails with the gate's own message rather than an exception group."""
     results: list[BaseModel | None] = [None] * len(items)
+    failures: dict[int, StepFailure] = {}
     limiter = anyio.CapacityLimiter(MAX_CONCURRENT_REPOS)
 
     async def one(i: int, item: T) -> None:
         async with limiter:
-            results[i] = await work(item)
+            try:
+                results[i] = await work(item)
+            except StepFailure as failure:
+                failures[i] = failure
+                tg.cancel_scope.cancel()
 
     async with anyio.create_task_group() as tg:
         for i, item in enumerate(items):
             tg.start_soon(one, i, item)
+    if failures:
+        raise failures[min(failures)]
     return [r for r in results if r is not None]
 
 
@@ -133,7 +249,7 @@ async def probe(ctx: StepContext, path: Path) -> Porcelain | tuple[RepoState, st
         return "missing", None
     if not path.is_dir():
         return "not-a-repo", None
-    done = await git(ctx, path, "status", "--porcelain=v2", "--branch", "--untracked-files=normal")
+    done = await git(ctx, path, *STATUS)
     if done.returncode == 0:
         return parse_porcelain(done.stdout)
     message = _last_line(done)
@@ -180,7 +296,8 @@ async def git_status(ctx: StepContext, params: StatusParams) -> StepOutput:
     async def one(item: tuple[str, Path]) -> RepoStatus:
         given, path = item
         if params.fetch and path.is_dir():
-            await git(ctx, path, "fetch", "--quiet")
+            await check_writes(ctx, path)
+            await git(ctx, path, *FETCH)
         found = await probe(ctx, path)
         base = {"path": str(path), "name": path.name or given}
         if isinstance(found, Porcelain):
@@ -212,9 +329,8 @@ async def git_status(ctx: StepContext, params: StatusParams) -> StepOutput:
             error=error,
         )
 
-    repos = [
-        r for r in await each(expand_repos(ctx, params.repos), one) if isinstance(r, RepoStatus)
-    ]
+    named = expand_repos(ctx, params.repos, write=params.fetch)
+    repos = [r for r in await each(named, one) if isinstance(r, RepoStatus)]
     counts: dict[RepoState, int] = {}
     for r in repos:
         counts[r.status] = counts.get(r.status, 0) + 1
@@ -307,11 +423,9 @@ async def git_unpushed(ctx: StepContext, params: UnpushedParams) -> StepOutput:
                 commits=[],
                 error=None,
             )
-        span = ["@{upstream}..HEAD"] if found.upstream else ["HEAD", "--not", "--remotes"]
-        counted = await git(ctx, path, "rev-list", "--count", *span)
-        listed = await git(
-            ctx, path, "log", f"--max-count={params.limit}", "--format=%h%x1f%s", *span
-        )
+        span = UPSTREAM if found.upstream else UNPUBLISHED
+        counted = await git(ctx, path, *count_args(span))
+        listed = await git(ctx, path, *log_args(str(params.limit), span))
         for done in (counted, listed):
             if done.returncode != 0:
                 return RepoUnpushed(
@@ -337,9 +451,8 @@ async def git_unpushed(ctx: StepContext, params: UnpushedParams) -> StepOutput:
             error=None,
         )
 
-    repos = [
-        r for r in await each(expand_repos(ctx, params.repos), one) if isinstance(r, RepoUnpushed)
-    ]
+    named = expand_repos(ctx, params.repos)
+    repos = [r for r in await each(named, one) if isinstance(r, RepoUnpushed)]
     total = sum(r.count for r in repos)
     lines = []
     for r in repos:
@@ -433,7 +546,8 @@ async def git_tend(ctx: StepContext, params: TendParams) -> StepOutput:
             )
         if found.upstream is None:
             return RepoTended(**base, **info, ahead=0, behind=0, action="no-upstream", message=None)
-        fetched = await git(ctx, path, "fetch", "--quiet")
+        await check_writes(ctx, path)
+        fetched = await git(ctx, path, *FETCH)
         if fetched.returncode != 0:
             return RepoTended(
                 **base,
@@ -467,10 +581,10 @@ async def git_tend(ctx: StepContext, params: TendParams) -> StepOutput:
                 action="dirty",
                 message="behind, but the work tree has changes: left alone",
             )
-        merged = await git(ctx, path, "merge", "--ff-only", "--quiet", "@{upstream}")
+        merged = await git(ctx, path, *MERGE)
         if merged.returncode != 0:
             return RepoTended(**base, **info, **counts, action="error", message=_last_line(merged))
-        head = await git(ctx, path, "rev-parse", "HEAD")
+        head = await git(ctx, path, *HEAD)
         return RepoTended(
             **base,
             **{**info, "after": head.stdout.strip()},
@@ -480,9 +594,8 @@ async def git_tend(ctx: StepContext, params: TendParams) -> StepOutput:
             message=f"fast-forwarded {now.behind} commit(s)",
         )
 
-    repos = [
-        r for r in await each(expand_repos(ctx, params.repos), one) if isinstance(r, RepoTended)
-    ]
+    named = expand_repos(ctx, params.repos, write=True)
+    repos = [r for r in await each(named, one) if isinstance(r, RepoTended)]
     quiet = {"up-to-date", "ahead", "no-upstream", "fast-forwarded"}
     data = TendData(
         repos=repos,
@@ -501,6 +614,22 @@ async def git_tend(ctx: StepContext, params: TendParams) -> StepOutput:
     return StepOutput(markdown="\n".join(lines), data=data)
 
 
+def _status_commands(params: StatusParams, named: object) -> tuple[CommandLine, ...]:
+    return STATUS_FETCH_COMMANDS if params.fetch else ()
+
+
+def _status_paths(params: StatusParams) -> PathNeeds:
+    return ((), params.repos) if params.fetch else (params.repos, ())
+
+
+def _read_paths(params: ReposParams) -> PathNeeds:
+    return params.repos, ()
+
+
+def _write_paths(params: ReposParams) -> PathNeeds:
+    return (), params.repos
+
+
 @hookimpl
 def register_step_types(register: Callable[[StepType], None]) -> None:
     register(
@@ -512,7 +641,10 @@ def register_step_types(register: Callable[[StepType], None]) -> None:
             data_model=StatusData,
             version="1.0",
             handler=git_status,
-            programs=("git",),
+            commands=STATUS_COMMANDS,
+            commands_from_params=_status_commands,
+            paths_from_params=_status_paths,
+            env=("SSH_AUTH_SOCK",),
         )
     )
     register(
@@ -524,7 +656,8 @@ def register_step_types(register: Callable[[StepType], None]) -> None:
             data_model=UnpushedData,
             version="1.0",
             handler=git_unpushed,
-            programs=("git",),
+            commands=UNPUSHED_COMMANDS,
+            paths_from_params=_read_paths,
         )
     )
     register(
@@ -536,6 +669,8 @@ def register_step_types(register: Callable[[StepType], None]) -> None:
             data_model=TendData,
             version="1.0",
             handler=git_tend,
-            programs=("git",),
+            commands=TEND_COMMANDS,
+            paths_from_params=_write_paths,
+            env=("SSH_AUTH_SOCK",),
         )
     )

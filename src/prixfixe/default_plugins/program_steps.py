@@ -1,24 +1,27 @@
 """Step types that run a program of the user's: `script` (its trimmed stdout becomes the
 report section) and `harness` (it prints one JSON object, which becomes the step's data).
 
-The program is the first word of `command` (a list, or a string split like a shell would,
-without running one). It is declared from the params, so it is in the default grant exactly
-when a configured step names it; `[leash] exec` can narrow that, and inline steps
-(`routine_eval`, `step_run`) can only run programs a configured step already declares.
+What runs is a command line the configuration wrote, never one a client chose: a configured
+step gives `command` (a list, or a string split like a shell would, without running one) or
+`run = NAME`, naming an entry of `[commands]`; an inline step (`routine_eval`, `step_run`)
+may only use `run`, since `command` and `cwd` are config-only. Either way the step declares
+exactly that command line, argument for argument, so it is in the default grant exactly when
+the configuration names it; `[leash] exec` can narrow that.
 """
 
 from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from prixfixe.errors import StepFailure
 from prixfixe.hookspecs import hookimpl
 from prixfixe.leash import Completed
+from prixfixe.leash.exec import CommandLine
 from prixfixe.steps import StepContext, StepOutput, StepType
 
 #: The most characters of stdout a script's data keeps (its markdown is the same text).
@@ -28,33 +31,58 @@ MAX_TEXT = 20_000
 class CommandParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    command: list[str] = Field(
-        min_length=1, description="The program and its arguments (a string is split like a shell)."
+    run: str | None = Field(
+        default=None, description="Name of a configured command ([commands]) to run."
     )
-    cwd: str | None = Field(default=None, description="Working directory (default: the config's).")
+    command: list[str] | None = Field(
+        default=None,
+        min_length=1,
+        description="Config only: the program and its arguments (a string is split like a "
+        "shell).",
+    )
+    cwd: str | None = Field(
+        default=None, description="Config only: working directory (default: the config's)."
+    )
 
     @field_validator("command", mode="before")
     @classmethod
     def _split(cls, value: Any) -> Any:
         return shlex.split(value) if isinstance(value, str) else value
 
+    @model_validator(mode="after")
+    def _one_command(self) -> CommandParams:
+        if (self.run is None) == (self.command is None):
+            raise ValueError("give exactly one of run (a configured command's name) or command")
+        return self
 
-def command_programs(params: CommandParams) -> Sequence[str]:
-    return [params.command[0]]
+
+def command_lines(
+    params: CommandParams, named: Mapping[str, tuple[str, ...]]
+) -> Sequence[CommandLine]:
+    """The one command line this step runs (a `KeyError` for an unknown `run` name)."""
+    return [CommandLine(argv[0], tuple(argv[1:])) for argv in [_argv(params, named)]]
 
 
-async def _run(ctx: StepContext, params: CommandParams) -> Completed:
+def _argv(params: CommandParams, named: Mapping[str, tuple[str, ...]]) -> tuple[str, ...]:
+    if params.command is not None:
+        return tuple(params.command)
+    assert params.run is not None
+    return named[params.run]
+
+
+async def _run(ctx: StepContext, params: CommandParams) -> tuple[Completed, tuple[str, ...]]:
     cwd = ctx.path(params.cwd) if params.cwd else None
-    done = await ctx.run(params.command, cwd=cwd)
+    argv = _argv(params, ctx.commands)
+    done = await ctx.run(argv, cwd=cwd)
     if done.returncode != 0:
         tail = [ln for ln in done.stderr.strip().splitlines() if ln.strip()][-3:]
         said = f": {' / '.join(tail)}" if tail else " (no error output)"
         raise StepFailure(
-            f"step {ctx.step!r}: {params.command[0]!r} exited with status {done.returncode}{said}",
+            f"step {ctx.step!r}: {argv[0]!r} exited with status {done.returncode}{said}",
             kind="exit-status",
             exit_code=done.returncode,
         )
-    return done
+    return done, argv
 
 
 # -- script ---------------------------------------------------------------------------------
@@ -68,12 +96,12 @@ class ScriptData(BaseModel):
 
 
 async def script(ctx: StepContext, params: CommandParams) -> StepOutput:
-    done = await _run(ctx, params)
+    done, argv = await _run(ctx, params)
     text = done.stdout.strip()
     truncated = done.truncated or len(text) > MAX_TEXT
     text = text[:MAX_TEXT]
     data = ScriptData(
-        command=params.command, exit_code=done.returncode, output=text, truncated=truncated
+        command=list(argv), exit_code=done.returncode, output=text, truncated=truncated
     )
     return StepOutput(markdown=text, data=data)
 
@@ -93,20 +121,20 @@ def _shown(value: Any) -> str:
 
 
 async def harness(ctx: StepContext, params: CommandParams) -> StepOutput:
-    done = await _run(ctx, params)
+    done, argv = await _run(ctx, params)
     text = done.stdout.strip()
     try:
         data = json.loads(text)
     except ValueError as exc:
         begin = _shown(text[:60]) if text else "(nothing)"
         raise StepFailure(
-            f"step {ctx.step!r}: {params.command[0]!r} must print one JSON object, but its "
+            f"step {ctx.step!r}: {argv[0]!r} must print one JSON object, but its "
             f"output is not JSON ({exc}); it began: {begin}",
             kind="invalid-output",
         ) from None
     if not isinstance(data, dict):
         raise StepFailure(
-            f"step {ctx.step!r}: {params.command[0]!r} must print one JSON object, not a "
+            f"step {ctx.step!r}: {argv[0]!r} must print one JSON object, not a "
             f"{type(data).__name__}",
             kind="invalid-output",
         )
@@ -129,7 +157,8 @@ def register_step_types(register: Callable[[StepType], None]) -> None:
             data_model=ScriptData,
             version="1.0",
             handler=script,
-            programs_from_params=command_programs,
+            commands_from_params=command_lines,
+            config_only=("command", "cwd"),
         )
     )
     register(
@@ -141,6 +170,7 @@ def register_step_types(register: Callable[[StepType], None]) -> None:
             data_model=HarnessData,
             version="1.0",
             handler=harness,
-            programs_from_params=command_programs,
+            commands_from_params=command_lines,
+            config_only=("command", "cwd"),
         )
     )

@@ -199,7 +199,11 @@ async def steps_list(ctx: ToolContext, args: StepsListInput) -> ToolResult:
             "description": t.description,
             "version": t.version,
             "programs": list(t.programs)
-            + (["(named in params)"] if t.programs_from_params else []),
+            or (["(named in the configuration)"] if t.commands_from_params else []),
+            "command_lines": [c.show() for c in t.commands]
+            + (["(a command the configuration names)"] if t.commands_from_params else []),
+            "config_only": list(t.config_only),
+            "hosts": list(t.hosts),
             "params": model_schema(t.params_model),
             "data": data_schema(t),
             "plugin": t.owner,

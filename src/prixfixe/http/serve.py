@@ -24,6 +24,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from prixfixe.errors import PrixfixeError
 from prixfixe.http.guard import Guard
 from prixfixe.http.settings import HttpSettings
+from prixfixe.leash.redact import install_logging_redaction
 
 if TYPE_CHECKING:
     from prixfixe.app import App
@@ -172,6 +173,7 @@ async def serve_http(
         ws="none",
         timeout_graceful_shutdown=int(settings.shutdown_grace_seconds) or None,
     )
+    install_logging_redaction()  # uvicorn.Config just gave its loggers their own handlers
     say = announce or _stderr
     grace = settings.shutdown_grace_seconds
     server = UvicornServer(config, in_flight, grace, lambda: say(_ready_line(url, settings)))

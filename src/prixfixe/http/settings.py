@@ -74,6 +74,10 @@ def resolve_settings(
         ref = SecretRef(env=token_env, file=token_file)
         key = "--token-env" if token_env is not None else "--token-file"
     token = ref.resolve(env, key=key) if ref is not None else None
+    if token is not None:
+        from prixfixe.leash.redact import REDACTOR
+
+        REDACTOR.add(token)  # a client echoing it back, or a step printing it, shows a mask
     if ref is not None and ref.loose_permissions():
         log.warning("the token file %s can be read by other users (chmod 600 it)", ref.file)
     if token is None and not is_loopback(bind):

@@ -26,6 +26,7 @@ from prixfixe.errors import (
     ResourceTooLargeError,
     UnknownTemplateError,
 )
+from prixfixe.leash.redact import REDACTOR
 from prixfixe.registry import RegisteredTemplate
 from prixfixe.resource import Resource, ResourceBody, ResourceContext, ResourceTemplate
 from prixfixe.resources.paging import window
@@ -276,6 +277,10 @@ def _wire_contents(
             mime_type=body.mime_type or default_mime or "application/octet-stream",
             blob=base64.b64encode(body.blob).decode("ascii"),
         )
+    # Every text a read returns passes the redactor: a resource (a kept report, a file a
+    # plugin serves) never shows a registered secret value.
     return types.TextResourceContents(
-        uri=target, mime_type=body.mime_type or default_mime or "text/plain", text=body.text or ""
+        uri=target,
+        mime_type=body.mime_type or default_mime or "text/plain",
+        text=REDACTOR.redact(body.text or ""),
     )

@@ -5,16 +5,23 @@ could `store_put` a forged report, and every `store_query` page would carry repo
 a table in the plugin's slice is reachable only through `report_get`. The write goes through
 the store's one write path, so the report's generation is a real store generation: monotonic
 across processes and restarts, never a timestamp.
+
+A report is redacted before it is written (every registered secret value masked, see
+`prixfixe.leash.redact`), so the file never holds a value a step printed. Reports do not pile
+up forever: `prune` keeps the newest `keep` and drops those kept longer ago than
+`max_age_days` (`[reports]` in the configuration).
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from prixfixe.errors import RoutineError
 from prixfixe.kinds import StoreMigration
+from prixfixe.leash.redact import REDACTOR
 from prixfixe.routines.report import Report, render
 from prixfixe.store.api import OwnerSlice
 
@@ -27,7 +34,21 @@ MIGRATIONS = (
             "CREATE INDEX {prefix}reports_by_routine ON {prefix}reports (routine, generation)",
         ),
     ),
+    StoreMigration(
+        name="0002_reports_created",
+        statements=(
+            # When the report was kept, in Unix seconds: what the age limit compares, without
+            # parsing every body. Reports kept before count from when their run started.
+            "ALTER TABLE {prefix}reports ADD COLUMN created REAL",
+            "UPDATE {prefix}reports SET created = COALESCE("
+            "CAST(strftime('%s', json_extract(body, '$.report.started')) AS REAL), "
+            "CAST(strftime('%s', 'now') AS REAL))",
+            "CREATE INDEX {prefix}reports_by_created ON {prefix}reports (created)",
+        ),
+    ),
 )
+#: Seconds in a day, for `max_age_days`.
+DAY = 86400.0
 
 
 @dataclass(frozen=True)
@@ -43,22 +64,63 @@ class StoredReport:
         return render(self.report, self.sections, self.note)
 
 
-def save(slice_: OwnerSlice, report: Report, sections: Sequence[str], note: str) -> StoredReport:
-    """Keep `report`; its `generation` becomes the generation of this write."""
-    body = json.dumps(
-        {
-            "report": report.model_dump(mode="json", exclude={"generation"}),
-            "sections": list(sections),
-            "note": note,
-        },
-        ensure_ascii=False,
-    )
+def save(
+    slice_: OwnerSlice,
+    report: Report,
+    sections: Sequence[str],
+    note: str,
+    *,
+    now: float | None = None,
+) -> StoredReport:
+    """Keep `report`, redacted; its `generation` becomes the generation of this write. The
+    returned report is the redacted one: what was kept is what anyone is shown."""
+    data = REDACTOR.redact_data(report.model_dump(mode="json", exclude={"generation"}))
+    sections = [REDACTOR.redact(section) for section in sections]
+    note = REDACTOR.redact(note)
+    body = json.dumps({"report": data, "sections": sections, "note": note}, ensure_ascii=False)
     generation = slice_.execute_stamped(
-        "INSERT INTO {prefix}reports (generation, routine, status, body) "
-        "VALUES (:generation, :routine, :status, :body)",
-        {"routine": report.routine, "status": report.status, "body": body},
+        "INSERT INTO {prefix}reports (generation, routine, status, body, created) "
+        "VALUES (:generation, :routine, :status, :body, :created)",
+        {
+            "routine": report.routine,
+            "status": report.status,
+            "body": body,
+            "created": time.time() if now is None else now,
+        },
     )
-    return StoredReport(report.model_copy(update={"generation": generation}), tuple(sections), note)
+    kept = Report.model_validate({**data, "generation": generation})
+    return StoredReport(kept, tuple(sections), note)
+
+
+def prune(
+    slice_: OwnerSlice,
+    keep: int | None,
+    max_age_days: float | None,
+    *,
+    now: float | None = None,
+) -> int:
+    """Delete the reports beyond the newest `keep` (across routines) and those kept more than
+    `max_age_days` before `now`; None or 0 turns either limit off. Returns how many went.
+
+    Nothing is written when nothing is due: an idle prune does not advance the generation."""
+    clauses: list[str] = []
+    params: list[object] = []
+    if keep:
+        clauses.append(
+            "generation NOT IN (SELECT generation FROM {prefix}reports "
+            "ORDER BY generation DESC LIMIT ?)"
+        )
+        params.append(keep)
+    if max_age_days:
+        clauses.append("created < ?")
+        params.append((time.time() if now is None else now) - max_age_days * DAY)
+    if not clauses:
+        return 0
+    where = " WHERE " + " OR ".join(clauses)
+    ((due,),) = slice_.query("SELECT count(*) FROM {prefix}reports" + where, params)
+    if not due:
+        return 0
+    return slice_.execute("DELETE FROM {prefix}reports" + where, params)
 
 
 def load(slice_: OwnerSlice, generation: int | None, routine: str | None = None) -> StoredReport:
@@ -82,7 +144,9 @@ def load(slice_: OwnerSlice, generation: int | None, routine: str | None = None)
                 f"no report{of} yet: run a routine first (routine_run, or prixfixe run NAME)"
             )
         raise RoutineError(
-            f"no report{of} at generation {generation} (generation='latest' gives the newest)",
+            f"no report{of} at generation {generation}: it was never kept, or it was pruned "
+            "([reports] keep and max_age_days bound how many are kept and for how long); "
+            "generation='latest' gives the newest",
             generation=generation,
         )
     gen, body = rows[0]

@@ -1,9 +1,11 @@
 """Resolving a step's credential references into `Secret`s when the step starts.
 
 `{env = "NAME"}` reads the server's environment, `{file = "path"}` a file (relative to the
-config's directory, trailing newline dropped), `{cmd = "..."}` a command's stdout — and the
-command passes the exec gate like any other program. A failure names the step, the variable and
-where it looked, never a value.
+config's directory, trailing newline dropped), `{cmd = "..."}` a command's stdout. The command
+is granted to this resolver for exactly that command line and nothing else: a step, a client
+or another credential cannot run it with other arguments. Every value is registered with the
+redactor before it is returned, so whatever prints it later shows a mask. A failure names the
+step, the variable and where it looked, never a value.
 """
 
 from __future__ import annotations
@@ -13,7 +15,13 @@ from pathlib import Path
 
 from prixfixe.errors import CredentialError, StepFailure
 from prixfixe.leash import ExecGate
+from prixfixe.leash.redact import REDACTOR
 from prixfixe.secrets import CredentialRef, Secret
+
+
+def _registered(secret: Secret) -> Secret:
+    REDACTOR.add(secret)
+    return secret
 
 
 async def resolve(
@@ -24,14 +32,13 @@ async def resolve(
     env: Mapping[str, str],
     gate: ExecGate,
     base_dir: Path,
-    declared: tuple[str, ...],
 ) -> Secret:
     where = f"step {step!r}: credential {name} ({ref.describe()})"
     if ref.env is not None:
         value = env.get(ref.env)
         if value is None:
             raise CredentialError(f"{where}: environment variable {ref.env} is not set")
-        return Secret(value, ref.describe())
+        return _registered(Secret(value, ref.describe()))
     if ref.file is not None:
         path = Path(ref.file).expanduser()
         path = path if path.is_absolute() else base_dir / path
@@ -41,12 +48,12 @@ async def resolve(
             raise CredentialError(f"{where}: cannot read {path}: {exc.strerror or exc}") from None
         except UnicodeDecodeError:
             raise CredentialError(f"{where}: {path} is not UTF-8 text") from None
-        return Secret(text.rstrip("\r\n"), ref.describe())
+        return _registered(Secret(text.rstrip("\r\n"), ref.describe()))
     argv = ref.argv()
     if not argv:
         raise CredentialError(f"{where}: the command is empty")
     try:
-        done = await gate.run(argv, step=step, declared=declared, base_dir=base_dir)
+        done = await gate.run_credential(argv, step=step, base_dir=base_dir)
     except StepFailure as exc:
         if exc.kind == "refused":
             raise
@@ -59,4 +66,4 @@ async def resolve(
     value = done.stdout.rstrip("\r\n")
     if not value:
         raise CredentialError(f"{where}: the command printed nothing")
-    return Secret(value, ref.describe())
+    return _registered(Secret(value, ref.describe()))

@@ -27,6 +27,8 @@ from pydantic import BaseModel, ValidationError
 
 from prixfixe.errors import PrixfixeError, RoutineError, StepFailure
 from prixfixe.leash import Completed, ExecGate
+from prixfixe.leash.fs import FsGate, FsGrant
+from prixfixe.leash.net import NetGate, NetGrant
 from prixfixe.routines import credentials
 from prixfixe.routines.report import REPORT_VERSION, Failure, Report, StepResult, overall
 from prixfixe.routines.spec import Routine, StepCall
@@ -50,10 +52,13 @@ class Outcome:
 
 
 def refusals(routine: Routine, gate: ExecGate) -> dict[str, list[str]]:
-    """Each step's programs the grant does not hold (steps with none left out)."""
+    """Each step's command lines the grant does not hold (steps with none left out)."""
     out: dict[str, list[str]] = {}
     for step in routine.steps:
-        missing = [p for p in step.programs if not gate.grant.allows(p)]
+        missing = [c.show() for c in step.commands if not gate.grant.allows(c)]
+        missing += [
+            c.show() for c in step.credential_commands if c not in gate.grant.credential_commands
+        ]
         if missing:
             out[step.name] = missing
     return out
@@ -64,7 +69,7 @@ def check_runnable(routine: Routine, gate: ExecGate) -> None:
     refused = refusals(routine, gate)
     if routine.steps and len(refused) == len(routine.steps):
         listing = "; ".join(f"step {s!r} needs {', '.join(p)}" for s, p in refused.items())
-        inline = "; inline steps may use only programs already granted" * (
+        inline = "; inline steps may run only command lines the configuration grants" * (
             routine.source == "inline"
         )
         raise RoutineError(
@@ -83,6 +88,9 @@ async def run(
     on_step: OnStep | None = None,
     today: dt.date | None = None,
     resources: ResourceReader | None = None,
+    fs: FsGate | None = None,
+    net: NetGate | None = None,
+    named: Mapping[str, tuple[str, ...]] | None = None,
 ) -> Outcome:
     check_runnable(routine, gate)
     today = today or dt.date.today()
@@ -94,7 +102,15 @@ async def run(
 
     async def one(call: StepCall) -> None:
         outcome = await run_step(
-            call, gate=gate, env=env, store=store, today=today, resources=resources
+            call,
+            gate=gate,
+            env=env,
+            store=store,
+            today=today,
+            resources=resources,
+            fs=fs,
+            net=net,
+            named=named,
         )
         results[index[id(call)]] = outcome
         if on_step is not None:
@@ -130,13 +146,24 @@ async def run_step(
     store: Callable[[], Store],
     today: dt.date,
     resources: ResourceReader | None = None,
+    fs: FsGate | None = None,
+    net: NetGate | None = None,
+    named: Mapping[str, tuple[str, ...]] | None = None,
 ) -> tuple[StepResult, str]:
     """Run one step to a result: its data, or its failure as data. Only cancellation escapes."""
     base = {"name": call.name, "type": call.type.name, "version": call.type.version}
     try:
         with anyio.fail_after(call.timeout):
             data, markdown = await _attempt(
-                call, gate=gate, env=env, store=store, today=today, resources=resources
+                call,
+                gate=gate,
+                env=env,
+                store=store,
+                today=today,
+                resources=resources,
+                fs=fs or gate.fs or FsGate(FsGrant((), (), "nothing granted")),
+                net=net or NetGate(NetGrant((), "nothing granted")),
+                named=named or {},
             )
     except TimeoutError:
         failure = Failure(
@@ -166,21 +193,18 @@ async def _attempt(
     env: Mapping[str, str],
     store: Callable[[], Store],
     today: dt.date,
-    resources: ResourceReader | None = None,
+    resources: ResourceReader | None,
+    fs: FsGate,
+    net: NetGate,
+    named: Mapping[str, tuple[str, ...]],
 ) -> tuple[dict[str, Any], str]:
     # The gate is asked before anything starts, so a refused step has no side effects.
-    for program in call.programs:
-        gate.check(program, step=call.name, declared=call.programs)
+    gate.check_declared(call.commands, step=call.name)
+    passed = {name: env[name] for name in call.type.env if name in env}
     secrets: dict[str, Secret] = {}
     for name, ref in call.secrets.items():
         secrets[name] = await credentials.resolve(
-            name,
-            ref,
-            step=call.name,
-            env=env,
-            gate=gate,
-            base_dir=call.base_dir,
-            declared=call.programs,
+            name, ref, step=call.name, env=env, gate=gate, base_dir=call.base_dir
         )
 
     async def runner(
@@ -193,7 +217,7 @@ async def _attempt(
         return await gate.run(
             argv,
             step=call.name,
-            declared=call.programs,
+            declared=call.commands,
             base_dir=call.base_dir,
             cwd=cwd,
             env=env,
@@ -206,10 +230,14 @@ async def _attempt(
         base_dir=call.base_dir,
         today=today,
         secrets=secrets,
+        env=passed,
         owner=call.type.owner,
         runner=runner,
         store_opener=store,
         resource_reader=resources,
+        fs=fs,
+        net=net,
+        commands=named,
     )
     handler = call.type.handler
     if inspect.iscoroutinefunction(handler):

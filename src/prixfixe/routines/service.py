@@ -6,20 +6,29 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
 
-from prixfixe.config import LoadedConfig
+from prixfixe.config import LoadedConfig, ReportsConfig
 from prixfixe.errors import RoutineError
-from prixfixe.leash import ExecGate, make_grant
+from prixfixe.leash import ExecGate, policy
+from prixfixe.leash.exec import CommandLine
+from prixfixe.leash.fs import FsGate
+from prixfixe.leash.net import NetGate
 from prixfixe.routines import archive, engine
 from prixfixe.routines.archive import StoredReport
 from prixfixe.routines.contract import check_pins
-from prixfixe.routines.report import REPORT_PIN, REPORT_VERSION
-from prixfixe.routines.spec import STEP_ROUTINE, Routine, inline_routine, load_routines
+from prixfixe.routines.report import REPORT_PIN, REPORT_VERSION, Report
+from prixfixe.routines.spec import (
+    STEP_ROUTINE,
+    Routine,
+    inline_routine,
+    load_commands,
+    load_routines,
+)
 from prixfixe.steps import ResourceReader, StepType
 from prixfixe.store.api import Store
 
@@ -34,6 +43,13 @@ class Routines:
     step_types: Mapping[str, StepType]
     cwd: Path
     env: Mapping[str, str]
+    leash: policy.Leash
+    #: The configuration's `[commands]`: the only command lines an inline step may name.
+    named: Mapping[str, tuple[str, ...]]
+    fs: FsGate
+    net: NetGate
+    #: `[reports]`: how many reports are kept, and for how long.
+    reports: ReportsConfig = field(default_factory=ReportsConfig)
 
     @classmethod
     def load(
@@ -44,17 +60,28 @@ class Routines:
         cwd: Path,
     ) -> Routines:
         """Check every configured routine (a `ConfigError` names routine, step and key) and
-        derive the grant: what their steps declare, narrowed by `[leash] exec`."""
-        routines = load_routines(config, step_types, cwd)
-        declared = [p for r in routines.values() for p in r.programs]
+        derive the leash: what their steps declare, overridden by `[leash]` and
+        `PRIXFIXE_LEASH`."""
+        named = load_commands(config, cwd)
+        routines = load_routines(config, step_types, cwd, named)
         base_dir = config.path.parent if config.path else cwd
-        grant = make_grant(
-            declared,
-            config.model.leash.exec,
-            base_dir=base_dir,
-            source=f"[leash] exec in {config.path}",
+        steps = [s for r in routines.values() for s in r.steps]
+        declared = policy.Declared(
+            commands=(
+                *(c for s in steps for c in s.commands),
+                *(CommandLine.exact(argv, base_dir) for argv in named.values()),
+            ),
+            credential_commands=tuple(c for s in steps for c in s.credential_commands),
+            reads=tuple(policy.root_of(p, s.base_dir) for s in steps for p in s.reads),
+            writes=tuple(policy.root_of(p, s.base_dir) for s in steps for p in s.writes),
+            hosts=tuple(h for s in steps for h in s.type.hosts),
         )
-        return cls(routines, ExecGate(grant, env), step_types, cwd, env)
+        leash = policy.build(config, env, declared, base_dir=base_dir)
+        fs = FsGate(leash.fs)
+        net = NetGate(leash.net)
+        gate = ExecGate(leash.exec, env, fs=fs)
+        reports = config.model.reports
+        return cls(routines, gate, step_types, cwd, env, leash, named, fs, net, reports)
 
     # -- which routine ------------------------------------------------------------------------
 
@@ -70,13 +97,17 @@ class Routines:
         return found
 
     def inline(self, steps: Sequence[Mapping[str, Any]]) -> Routine:
-        return inline_routine(steps, self.step_types, self.cwd)
+        return inline_routine(steps, self.step_types, self.cwd, named=self.named)
 
     def single(self, type_name: str, params: Mapping[str, Any]) -> Routine:
         if "type" in params:
             raise RoutineError("params: 'type' is the step type, given beside params")
         return inline_routine(
-            [{**params, "type": type_name}], self.step_types, self.cwd, name=STEP_ROUTINE
+            [{**params, "type": type_name}],
+            self.step_types,
+            self.cwd,
+            name=STEP_ROUTINE,
+            named=self.named,
         )
 
     # -- running ------------------------------------------------------------------------------
@@ -98,9 +129,15 @@ class Routines:
         """Run `routine` and keep its report; a pin the data no longer meets refuses the run
         before anything starts. `today` is the date steps count from (default: today)."""
         self.check_pins(routine, pins)
+        if self.leash.valid_for_generation is not None:
+            generation = await anyio.to_thread.run_sync(lambda: store().generation())
+            self.leash.check_generation(generation)
         outcome = await engine.run(
             routine,
             gate=self.gate,
+            fs=self.fs,
+            net=self.net,
+            named=self.named,
             env=self.env,
             store=store,
             on_step=on_step,
@@ -108,10 +145,17 @@ class Routines:
             resources=resources,
         )
         return await anyio.to_thread.run_sync(
-            lambda: archive.save(
-                store().slice(REPORTS_OWNER), outcome.report, outcome.sections, routine.note
-            )
+            lambda: self._keep(store(), outcome.report, outcome.sections, routine.note)
         )
+
+    def _keep(
+        self, store: Store, report: Report, sections: Sequence[str], note: str
+    ) -> StoredReport:
+        """Keep the report (redacted), then prune what `[reports]` no longer keeps."""
+        slice_ = store.slice(REPORTS_OWNER)
+        stored = archive.save(slice_, report, sections, note)
+        archive.prune(slice_, self.reports.keep, self.reports.max_age_days)
+        return stored
 
     async def report(
         self,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,9 +18,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from prixfixe.config import LoadedConfig, StepConfig, config_key
+from prixfixe.config import COMMAND_NAME_PATTERN, LoadedConfig, StepConfig, config_key
 from prixfixe.errors import ConfigError, RoutineError
 from prixfixe.leash import program_key
+from prixfixe.leash.exec import CommandLine
 from prixfixe.secrets import CredentialRef
 from prixfixe.steps import StepType
 
@@ -46,8 +48,18 @@ class StepCall:
     timeout: float
     secrets: Mapping[str, CredentialRef]
     base_dir: Path
-    #: Every program it may run, as the grant names them (paths made absolute).
-    programs: tuple[str, ...]
+    #: Every command line it may run, programs as the grant names them (paths made absolute).
+    commands: tuple[CommandLine, ...]
+    #: Its `{cmd = ...}` credentials' command lines: run by the resolver only.
+    credential_commands: tuple[CommandLine, ...] = ()
+    #: The paths its params say it reads and writes (the file grant's defaults).
+    reads: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+
+    @property
+    def programs(self) -> tuple[str, ...]:
+        lines = (*self.commands, *self.credential_commands)
+        return tuple(dict.fromkeys(c.program for c in lines))
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -56,6 +68,7 @@ class StepCall:
             "parallel": self.parallel,
             "timeout": self.timeout,
             "programs": list(self.programs),
+            "command_lines": [c.show() for c in self.commands],
             "secrets": {k: v.describe() for k, v in self.secrets.items()},
             "params": self.params.model_dump(mode="json", exclude_defaults=True),
         }
@@ -83,6 +96,10 @@ class Routine:
     @property
     def programs(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(p for s in self.steps for p in s.programs))
+
+    @property
+    def commands(self) -> tuple[CommandLine, ...]:
+        return tuple(dict.fromkeys(c for s in self.steps for c in s.commands))
 
 
 @dataclass
@@ -118,6 +135,7 @@ def parse_step(
     base_dir: Path,
     default_timeout: float | None,
     inline: bool,
+    named: Mapping[str, tuple[str, ...]],
 ) -> StepCall:
     """One step, checked against its type's params model; raise `_Problem` naming the key."""
     type_ = step_types.get(raw.type)
@@ -144,6 +162,15 @@ def parse_step(
             f"{where}: credentials are configured in a routine, not passed inline",
         )
     params = dict(raw.model_extra or {})
+    chosen = [k for k in type_.config_only if k in params]
+    if inline and chosen:
+        names = ", ".join(sorted(named)) or "none are configured"
+        raise _Problem(
+            chosen[0],
+            f"{where}: {', '.join(repr(k) for k in chosen)} can be set only in the "
+            "configuration, never by a client; an inline step runs a command the "
+            f"configuration names, with run = NAME ([commands]: {names})",
+        )
     try:
         model = type_.params_model.model_validate(params)
     except ValidationError as exc:
@@ -151,10 +178,19 @@ def parse_step(
         errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
         problems = [_params_problem(e, type_.params_model) for e in errors]
         raise _Problem(problems[0][0], f"{where}: " + "; ".join(p[1] for p in problems)) from None
-    programs = tuple(program_key(p, base_dir) for p in type_.declared_programs(model))
-    programs += tuple(
-        program_key(ref.argv()[0], base_dir) for ref in raw.secrets.values() if ref.cmd
+    try:
+        commands = tuple(c.resolved(base_dir) for c in type_.declared_commands(model, named))
+    except KeyError as exc:
+        names = ", ".join(sorted(named)) or "none are configured"
+        raise _Problem(
+            "run", f"{where}: no command named {exc.args[0]!r} in [commands] ({names})"
+        ) from None
+    credential_commands = tuple(
+        CommandLine.exact(ref.argv(), base_dir)
+        for ref in raw.secrets.values()
+        if ref.cmd and ref.argv()
     )
+    reads, writes = type_.declared_paths(model)
     return StepCall(
         name=name,
         type=type_,
@@ -163,7 +199,10 @@ def parse_step(
         timeout=raw.timeout or default_timeout or DEFAULT_STEP_TIMEOUT,
         secrets=dict(raw.secrets),
         base_dir=base_dir,
-        programs=tuple(dict.fromkeys(programs)),
+        commands=tuple(dict.fromkeys(commands)),
+        credential_commands=tuple(dict.fromkeys(credential_commands)),
+        reads=tuple(reads),
+        writes=tuple(writes),
     )
 
 
@@ -174,6 +213,7 @@ def _steps(
     base_dir: Path,
     default_timeout: float | None,
     inline: bool,
+    named: Mapping[str, tuple[str, ...]],
 ) -> tuple[StepCall, ...]:
     calls: list[StepCall] = []
     seen: dict[str, int] = {}
@@ -185,6 +225,7 @@ def _steps(
                 base_dir=base_dir,
                 default_timeout=default_timeout,
                 inline=inline,
+                named=named,
             )
         except _Problem as problem:
             problem.index = index
@@ -201,10 +242,40 @@ def _steps(
     return tuple(calls)
 
 
+def load_commands(config: LoadedConfig, cwd: Path) -> dict[str, tuple[str, ...]]:
+    """The configuration's `[commands]`: name to argv, the program as the grant names it."""
+    base_dir = config.path.parent if config.path else cwd
+    source = str(config.path) if config.path else "built-in defaults"
+    named: dict[str, tuple[str, ...]] = {}
+    for name, command in config.model.commands.items():
+        key = f"commands.{name}"
+        if not re.match(COMMAND_NAME_PATTERN, name):
+            raise ConfigError(
+                f"command name {name!r}: names are lowercase letters, digits, '_', '-' and "
+                "'.', starting with a letter",
+                file=source,
+                key=key,
+            )
+        try:
+            argv = shlex.split(command) if isinstance(command, str) else list(command)
+        except ValueError as exc:
+            raise ConfigError(
+                f"command {name!r} cannot be split: {exc}", file=source, key=key
+            ) from None
+        if not argv or not argv[0]:
+            raise ConfigError(f"command {name!r} is empty", file=source, key=key)
+        named[name] = (program_key(argv[0], base_dir), *argv[1:])
+    return named
+
+
 def load_routines(
-    config: LoadedConfig, step_types: Mapping[str, StepType], cwd: Path
+    config: LoadedConfig,
+    step_types: Mapping[str, StepType],
+    cwd: Path,
+    named: Mapping[str, tuple[str, ...]] | None = None,
 ) -> dict[str, Routine]:
     """Every configured routine, plus the built-in `morning` unless the config has one."""
+    named = load_commands(config, cwd) if named is None else named
     base_dir = config.path.parent if config.path else cwd
     source = str(config.path) if config.path else "built-in defaults"
     routines: dict[str, Routine] = {}
@@ -223,6 +294,7 @@ def load_routines(
                 base_dir=base_dir,
                 default_timeout=spec.timeout,
                 inline=False,
+                named=named,
             )
         except _Problem as problem:
             key = f"routines.{name}.steps[{problem.index}]"
@@ -243,6 +315,7 @@ def inline_routine(
     cwd: Path,
     *,
     name: str = INLINE_ROUTINE,
+    named: Mapping[str, tuple[str, ...]] | None = None,
 ) -> Routine:
     """A routine given as a list of step tables (`routine_eval`), checked like a config one."""
     parsed: list[StepConfig] = []
@@ -261,7 +334,12 @@ def inline_routine(
             ) from None
     try:
         steps = _steps(
-            parsed, step_types=step_types, base_dir=cwd, default_timeout=None, inline=True
+            parsed,
+            step_types=step_types,
+            base_dir=cwd,
+            default_timeout=None,
+            inline=True,
+            named=named or {},
         )
     except _Problem as problem:
         key = f"steps[{problem.index}]" + (f".{problem.key}" if problem.key else "")
@@ -286,7 +364,9 @@ def builtin_morning(step_types: Mapping[str, StepType], cwd: Path) -> Routine:
         if type_name in step_types:
             raws.append({"type": type_name})
     parsed = [StepConfig.model_validate(r) for r in raws]
-    steps = _steps(parsed, step_types=step_types, base_dir=cwd, default_timeout=None, inline=False)
+    steps = _steps(
+        parsed, step_types=step_types, base_dir=cwd, default_timeout=None, inline=False, named={}
+    )
     note = (
         "This is the built-in morning routine: no `[routines.morning]` is configured. To add "
         f"your repositories, task board and scripts, copy `{EXAMPLE_CONFIG}` from prixfixe's "
