@@ -118,6 +118,7 @@ VARIANTS = {
     "parallel": "git steps in one parallel batch (40 steps)",
     "sequential": "the same steps one after another",
     "two-steps": "two steps over all 20 repositories (8 at a time within a step)",
+    "parallel-undefended": "parallel, with git's defences switched off (the leash's git cost)",
     "floor": "floor: the same 80 git commands by plain subprocess.run, one by one (no store steps)",
 }
 
@@ -133,6 +134,8 @@ def cpu_seconds() -> float:
 
 def run_once(app: App, name: str) -> tuple[float, float]:
     """Wall and CPU seconds of one run of routine `name`."""
+    if name == "parallel-undefended":
+        return _undefended(app)
     routine_ = app.routines.get(name)
 
     async def go() -> Any:
@@ -145,6 +148,22 @@ def run_once(app: App, name: str) -> tuple[float, float]:
     if failed:
         raise SystemExit(f"benchmark routine {name} had failed steps: {failed}")
     return elapsed, cpu
+
+
+def _undefended(app: App) -> tuple[float, float]:
+    """The parallel routine with `leash.git.prepare` a pass-through: no config scan, no
+    overrides. Measured only here, to show what defanging git costs; never do this for real."""
+    from prixfixe.leash import git as git_defences
+
+    async def passthrough(argv: Sequence[str], env: dict[str, str], run: Any) -> Any:
+        return list(argv), env
+
+    real = git_defences.prepare
+    git_defences.prepare = passthrough
+    try:
+        return run_once(app, "parallel")
+    finally:
+        git_defences.prepare = real
 
 
 def floor_once(repos: list[Path]) -> tuple[float, float]:
@@ -221,6 +240,9 @@ def report(results: dict[str, Any], rounds: int, count: int) -> str:
             ]
         )
     speedup = results["sequential"]["median_s"] / base["median_s"]
+    open_ = results["parallel-undefended"]
+    defence = base["median_s"] / open_["median_s"]
+    defence_cpu = base["cpu_median_s"] / open_["cpu_median_s"]
     cores = os.cpu_count() or 1
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     return f"""## Routines: the morning routine over {count} git repositories
@@ -231,15 +253,19 @@ remotes; some dirty, some with unpushed commits, some behind) and runs a morning
 `countdown-calc` over the store, through the engine and the store as `prixfixe run` does
 (report kept). The routines differ only in `parallel = true` on the {2 * count} git steps.
 {rounds} rounds in rotating order after a warm-up; wall time per run, and CPU time of this
-process and the `git` processes it started. The floor row runs the git steps' 80 `git`
-commands by hand, without prixfixe, to show what the engine adds. Machine: {cores} CPU cores,
-load average {load} when it finished (starting `git` processes is CPU work, so the parallel
-gain grows with free cores; on a busy machine, re-run before drawing fine conclusions).
+process and the `git` processes it started. The floor row runs the git commands of the old
+step shapes by hand, without prixfixe, to show what the engine adds; the undefended row is the
+parallel routine with the leash's git defences switched off, to show what they cost.
+Machine: {cores} CPU cores, load average {load} when it finished (starting `git` processes is
+CPU work, so the parallel gain grows with free cores; on a busy machine, re-run before drawing
+fine conclusions).
 
 {markdown_table(HEADERS, rows)}
 
 Result: the parallel batch runs the routine {speedup:.2f}x as fast as the same steps run one
-after another.
+after another. Defanging git (a read-only `git config` scan before every git command, and the
+overrides; see docs/security.md) costs {defence:.2f}x the undefended run's wall time and
+{defence_cpu:.2f}x its CPU time.
 """
 
 
