@@ -111,6 +111,7 @@ def test_dry_run_describes_steps_programs_and_grant_and_runs_nothing(tmp_path: P
     assert "in parallel (2 steps at once):" in out
     assert f"$ {sys.executable} -c open('ran', 'w') (refused)" in out
     assert "$ git -C {repo} status --porcelain=v2" in out
+    assert "its own read-only scan, git -C {repo} config --list -z --name-only" in out
     assert "secret TOKEN from env SOME_TOKEN" in out
     assert "Exec grant: git" in out
     assert not (tmp_path / "ran").exists()

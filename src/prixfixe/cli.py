@@ -4,6 +4,7 @@ JSON with `--json`, and a one-line message instead of a traceback when something
 from __future__ import annotations
 
 import json
+import os
 import platform
 import sys
 from collections.abc import Callable
@@ -797,6 +798,14 @@ def run(name: str, fmt: str, dry_run: bool) -> None:
                     )
         grant = ", ".join(plan["grant"]) or "nothing"
         out.print(f"\n[bold]Exec grant[/]: {_escape(grant)} ({_escape(plan['grant_source'])})")
+        if any(os.path.basename(p) == "git" for s in routine.steps for p in s.programs):
+            from prixfixe.leash.git import SCAN
+
+            out.print(
+                "Before each git command line the gate also runs its own read-only scan, "
+                f"[dim]git -C {{repo}} {' '.join(SCAN)}[/], to defang the repository's "
+                "config (docs/security.md)."
+            )
         if routine.note:
             out.print(f"\n{_escape(routine.note)}")
         return
