@@ -2,7 +2,7 @@
 
 `python -m benchmarks.bench_http` (`--quick` for a short run) starts two servers in
 subprocesses on 127.0.0.1, one after the other: `prixfixe serve --http`'s stack
-(`prixfixe.http.serve.serve_http`, with the `bench_echo` tool from `benchmarks/bare_server.py`)
+(`prixfixe.mcp.http.serve.serve_http`, with the `bench_echo` tool from `benchmarks/bare_server.py`)
 and, as the baseline, a bare SDK low-level server with the same tool on the SDK's own
 streamable HTTP app and uvicorn. Against each, N clients (`mcp.Client` over
 `streamable_http_client`, one session each) call `bench_echo` M times each, all at once:
@@ -48,7 +48,7 @@ async def _serve_bare() -> None:
     import uvicorn
 
     from benchmarks.bare_server import build_bare_server
-    from prixfixe.http.serve import listen
+    from prixfixe.mcp.http.serve import listen
 
     server = build_bare_server()
     app = server.streamable_http_app(host="127.0.0.1")
@@ -61,8 +61,8 @@ async def _serve_bare() -> None:
 async def _serve_prixfixe() -> None:
     from benchmarks.bare_server import echo_plugin, prixfixe_env
     from prixfixe.app import App
-    from prixfixe.http.serve import serve_http
-    from prixfixe.http.settings import resolve_settings
+    from prixfixe.mcp.http.serve import serve_http
+    from prixfixe.mcp.http.settings import resolve_settings
 
     env = prixfixe_env()
     app = App.build(env=env, extra_plugins=[echo_plugin()])

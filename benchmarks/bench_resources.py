@@ -49,8 +49,8 @@ from benchmarks._common import markdown_table, write_json, write_section
 from benchmarks.bench_tools_list import catalogue_plugin, synthetic_catalogue
 from prixfixe import Resource, ResourceContext, ResourceTemplate, Tool, hookimpl
 from prixfixe.app import App
-from prixfixe.capability_index import INDEX_URIS
-from prixfixe.server import build_server
+from prixfixe.mcp.server import build_server
+from prixfixe.system.capability_index import INDEX_URIS
 from prixfixe.tokens import token_counts
 
 NAME = "resources"

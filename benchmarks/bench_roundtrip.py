@@ -50,7 +50,7 @@ from mcp import Client, StdioServerParameters
 from benchmarks._common import ROOT, markdown_table, write_json, write_section
 from benchmarks.bare_server import ECHO_NAME, build_bare_server, echo_plugin, prixfixe_env
 from prixfixe.app import App
-from prixfixe.server import build_server
+from prixfixe.mcp.server import build_server
 
 NAME = "roundtrip"
 BARE_SCRIPT = ROOT / "benchmarks" / "bare_server.py"

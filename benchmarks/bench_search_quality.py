@@ -49,8 +49,8 @@ import bm25s
 import numpy as np
 
 from benchmarks._common import SHARED_DATA, markdown_table, write_json, write_section
-from prixfixe import search as search_module
-from prixfixe.search import SearchDocument, SearchIndex
+from prixfixe.tools import search as search_module
+from prixfixe.tools.search import SearchDocument, SearchIndex
 
 DATA = SHARED_DATA / "toolsearch"
 DEFAULT_METATOOL_CATALOGUE = DATA / "metatool" / "plugin_des.json"
@@ -407,7 +407,7 @@ def render(results: dict[str, Any], sweep: dict[float, dict[str, float]]) -> str
     a = results["abstention"]["sample_size"]
     return f"""## Search quality (`tool_search`)
 
-`benchmarks/bench_search_quality.py`: prixfixe's BM25F ranker (`prixfixe.search`) beside plain
+`benchmarks/bench_search_quality.py`: prixfixe's BM25F ranker (`prixfixe.tools.search`) beside plain
 BM25 (the `bm25s` library over name + description, lowercase tokens, no stemming), in one run.
 MetaTool: {results["metatool_tools"]} tools; two disjoint samples of {n:,} dev queries from one
 shuffle (seed {results["seed"]}); prixfixe's constants were chosen on sample A's figures, B is

@@ -38,8 +38,8 @@ if __package__ in (None, ""):
     sys.path[:0] = [str(_root), str(_root / "src")]
 
 from benchmarks._common import markdown_table, write_json, write_section
-from prixfixe.default_plugins.store import BUILTIN_KINDS
 from prixfixe.store.sqlite import SQLiteStore
+from prixfixe.store.tools import BUILTIN_KINDS
 
 KINDS = {k.name: replace(k, owner="prixfixe.default_plugins.store") for k in BUILTIN_KINDS}
 BATCH = 1000

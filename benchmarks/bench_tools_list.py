@@ -43,7 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from benchmarks._common import markdown_table, write_json, write_section
 from prixfixe import Tool, ToolContext, hookimpl
 from prixfixe.app import App
-from prixfixe.server import build_server
+from prixfixe.mcp.server import build_server
 from prixfixe.tokens import count_tokens
 
 NAME = "tools-list"

@@ -8,8 +8,8 @@ import pytest
 from mcp import Client
 
 from prixfixe.app import DEFAULT_TOOL_BUDGET
-from prixfixe.plugins import DEFAULT_PLUGINS
-from prixfixe.server import build_server
+from prixfixe.core.plugins import DEFAULT_PLUGINS
+from prixfixe.mcp.server import build_server
 from tests.conftest import AppFactory
 from tests.plugin_fixtures import WeatherPlugin, many_tools_plugin
 

@@ -12,8 +12,8 @@ from mcp import Client
 from mcp.client.subscriptions import ResourceUpdated
 
 from prixfixe import Tool, hookimpl
-from prixfixe.capability_index import INDEX_URIS
-from prixfixe.server import build_server
+from prixfixe.mcp.server import build_server
+from prixfixe.system.capability_index import INDEX_URIS
 from tests.conftest import AppFactory
 from tests.plugin_fixtures import NoteInput, WeatherPlugin, add_note, many_tools_plugin
 from tests.resources.conftest import Inbox

@@ -211,7 +211,7 @@ def test_store_commands_fail_with_one_clear_line() -> None:
 def test_a_store_from_a_newer_version_is_refused_by_the_cli_without_traceback(
     tmp_path: Path,
 ) -> None:
-    from prixfixe.kinds import StoreMigration
+    from prixfixe.declarations.kinds import StoreMigration
     from prixfixe.store.migrations import CORE_MIGRATIONS
     from prixfixe.store.sqlite import SQLiteStore
 

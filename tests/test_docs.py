@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from prixfixe.app import App
 from prixfixe.cli import cli
 from prixfixe.config import ConfigModel, validate_config
-from prixfixe.server import build_server
+from prixfixe.mcp.server import build_server
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -207,7 +207,7 @@ def test_routines_doc_config_examples_and_the_example_config_are_valid(tmp_path:
 
 
 def test_every_built_in_step_type_and_param_is_documented() -> None:
-    from prixfixe.plugins import DEFAULT_PLUGINS
+    from prixfixe.core.plugins import DEFAULT_PLUGINS
 
     text = (ROOT / "docs" / "routines.md").read_text()
     headings = re.findall(r"^### (.+)$", text, flags=re.MULTILINE)

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from prixfixe import StepContext, StepOutput, StepType, hookimpl
 from prixfixe.app import App
 from prixfixe.leash.exec import CommandLine, read_path
-from prixfixe.server import build_server
+from prixfixe.mcp.server import build_server
 from tests.conftest import AppFactory
 
 pytestmark = pytest.mark.anyio

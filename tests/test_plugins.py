@@ -18,8 +18,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from prixfixe import StepType, Tool, hookimpl
+from prixfixe.core.registry import Registry
 from prixfixe.errors import RegistryError
-from prixfixe.registry import Registry
 from tests.conftest import CORE_TOOLS, AppFactory
 from tests.plugin_fixtures import NoteInput, add_note, many_tools_plugin
 from tests.step_fixtures import EchoData, EchoParams

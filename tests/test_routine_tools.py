@@ -14,7 +14,7 @@ from jsonschema import Draft202012Validator
 from mcp import Client
 
 from prixfixe.app import App
-from prixfixe.server import build_server
+from prixfixe.mcp.server import build_server
 from tests.conftest import AppFactory
 from tests.step_fixtures import StepsPlugin
 

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from prixfixe.search import (
+from prixfixe.tools.search import (
     SearchDocument,
     SearchHit,
     SearchIndex,

@@ -8,7 +8,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from prixfixe.server import build_server
+from prixfixe.mcp.server import build_server
 from tests.conftest import CORE_TOOLS, AppFactory
 
 pytestmark = pytest.mark.anyio

@@ -14,7 +14,7 @@ from mcp import Client
 from pydantic import BaseModel, ConfigDict, Field
 
 from prixfixe import StoreKind, StoreMigration, Tool, ToolContext, hookimpl
-from prixfixe.server import build_server
+from prixfixe.mcp.server import build_server
 from tests.conftest import AppFactory
 
 pytestmark = pytest.mark.anyio
@@ -371,8 +371,8 @@ def test_a_plugin_with_an_invalid_or_clashing_kind_registers_nothing(
 
 
 def test_a_kind_may_not_use_the_store_s_own_field_names() -> None:
+    from prixfixe.core.registry import Registry
     from prixfixe.errors import RegistryError
-    from prixfixe.registry import Registry
 
     class WithId(BaseModel):
         id: int

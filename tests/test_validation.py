@@ -10,9 +10,9 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from prixfixe import Tool
+from prixfixe.core.registry import RegisteredTool
 from prixfixe.errors import InvalidArgumentsError
-from prixfixe.registry import RegisteredTool
-from prixfixe.validation import validate_arguments
+from prixfixe.tools.validation import validate_arguments
 
 
 class Colour(Enum):

@@ -15,15 +15,15 @@ try:
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0.0.0+unknown"
 
-from prixfixe.content import Audio, Embedded, Image, ResourceLink, Text
+from prixfixe.declarations.content import Audio, Embedded, Image, ResourceLink, Text
+from prixfixe.declarations.hookspecs import hookimpl
+from prixfixe.declarations.kinds import StoreKind, StoreMigration
+from prixfixe.declarations.prompt import Prompt, PromptArgument, PromptContext, PromptMessage
+from prixfixe.declarations.resource import Resource, ResourceBody, ResourceContext, ResourceTemplate
+from prixfixe.declarations.steps import StepContext, StepOutput, StepType
+from prixfixe.declarations.tool import Tool, ToolContext, ToolResult
 from prixfixe.errors import StepFailure
-from prixfixe.hookspecs import hookimpl
-from prixfixe.kinds import StoreKind, StoreMigration
-from prixfixe.prompt import Prompt, PromptArgument, PromptContext, PromptMessage
-from prixfixe.resource import Resource, ResourceBody, ResourceContext, ResourceTemplate
 from prixfixe.secrets import Secret
-from prixfixe.steps import StepContext, StepOutput, StepType
-from prixfixe.tool import Tool, ToolContext, ToolResult
 
 __all__ = [
     "Audio",

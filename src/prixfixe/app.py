@@ -20,29 +20,29 @@ from mcp.server.context import ServerRequestContext
 from pydantic import BaseModel
 
 from prixfixe.config import LoadedConfig, home_dir, load_config
-from prixfixe.content import CONTENT_TYPES, to_wire
+from prixfixe.core.facets import Exposure, check_known_facets, resolve_exposure
+from prixfixe.core.plugins import PluginInfo, build_plugin_manager, collect
+from prixfixe.core.registry import RegisteredTool, Registry, RegistryChange
+from prixfixe.declarations.content import CONTENT_TYPES, to_wire
+from prixfixe.declarations.interaction import InputRequired, input_required_result
+from prixfixe.declarations.tool import ToolContext, ToolResult
 from prixfixe.errors import (
     MissingClientCapabilityError,
     PrixfixeError,
     ToolDeniedError,
     UnknownToolError,
 )
-from prixfixe.facets import Exposure, check_known_facets, resolve_exposure
-from prixfixe.interaction import InputRequired, input_required_result
 from prixfixe.leash.redact import REDACTOR
-from prixfixe.plugins import PluginInfo, build_plugin_manager, collect
-from prixfixe.registry import RegisteredTool, Registry, RegistryChange
 from prixfixe.store import Store, StoreChange, StoreObserver, open_store
-from prixfixe.tool import ToolContext, ToolResult
-from prixfixe.validation import validate_arguments
+from prixfixe.tools.validation import validate_arguments
 
 if TYPE_CHECKING:
-    from prixfixe.capability_index import CapabilityIndex
-    from prixfixe.finder import Finder
     from prixfixe.prompts.service import PromptService
     from prixfixe.resources.notify import Notifier
     from prixfixe.resources.service import ResourceService
     from prixfixe.routines.service import Routines
+    from prixfixe.system.capability_index import CapabilityIndex
+    from prixfixe.tools.finder import Finder
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +107,7 @@ class App:
     @cached_property
     def finder(self) -> Finder:
         # Imported on first search: the ranker and its stemmer are not needed to start serving.
-        from prixfixe.finder import Finder
+        from prixfixe.tools.finder import Finder
 
         return Finder(self)
 
@@ -178,12 +178,12 @@ class App:
 
     @cached_property
     def capability_index(self) -> CapabilityIndex:
-        from prixfixe.capability_index import CapabilityIndex
+        from prixfixe.system.capability_index import CapabilityIndex
 
         return CapabilityIndex(self)
 
     def _registry_changed(self, notifier: Notifier, change: RegistryChange) -> None:
-        from prixfixe.capability_index import INDEX_URIS
+        from prixfixe.system.capability_index import INDEX_URIS
 
         if change.resources or change.templates:
             notifier.list_changed()

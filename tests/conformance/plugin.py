@@ -33,8 +33,8 @@ from prixfixe import (
     ToolContext,
     hookimpl,
 )
+from prixfixe.declarations.interaction import Elicit, ListRoots, Sample
 from prixfixe.errors import PrixfixeError
-from prixfixe.interaction import Elicit, ListRoots, Sample
 
 FACET = "conformance"
 #: 1x1 PNG and a tiny WAV, as the suite's reference server sends them.

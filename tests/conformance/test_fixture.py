@@ -13,7 +13,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from prixfixe.server import build_server
+from prixfixe.mcp.server import build_server
 from tests.conformance import plugin
 from tests.conftest import AppFactory
 

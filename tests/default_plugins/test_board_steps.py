@@ -18,9 +18,9 @@ import anyio.to_thread
 import pytest
 
 from prixfixe import StepContext, StepFailure, StepType
-from prixfixe.default_plugins.board_steps import BoardParams, board_scan, register_step_types
 from prixfixe.errors import FsRefusedError
 from prixfixe.leash.fs import FsGate, FsGrant, observe_opens, unobserve_opens
+from prixfixe.routines.builtin.board import BoardParams, board_scan, register_step_types
 from prixfixe.secrets import Secret
 
 TODAY = dt.date(2026, 3, 11)  # a Wednesday, as in the calendar tests

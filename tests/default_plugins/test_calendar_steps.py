@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 
 from prixfixe.app import App
-from prixfixe.default_plugins.calendar_steps import count_work_days, next_occurrence
+from prixfixe.routines.builtin.calendar import count_work_days, next_occurrence
 from tests.conftest import AppFactory
 
 TODAY = dt.date(2026, 3, 11)  # a Wednesday

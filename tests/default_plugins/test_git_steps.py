@@ -10,7 +10,7 @@ import pytest
 from mcp import Client
 from mcp.types import TextContent
 
-from prixfixe.server import build_server
+from prixfixe.mcp.server import build_server
 from tests.conftest import AppFactory
 from tests.gitrepos import commit, git, push_from_elsewhere, remote_and_clone
 

@@ -6,8 +6,8 @@ import pytest
 
 from prixfixe.config import HttpConfig
 from prixfixe.errors import ConfigError
-from prixfixe.http.guard import host_allowed, origin_allowed, split_host
-from prixfixe.http.settings import is_loopback, resolve_settings
+from prixfixe.mcp.http.guard import host_allowed, origin_allowed, split_host
+from prixfixe.mcp.http.settings import is_loopback, resolve_settings
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 

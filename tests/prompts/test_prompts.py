@@ -12,7 +12,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from prixfixe import Prompt, PromptArgument, hookimpl
-from prixfixe.server import build_server
+from prixfixe.mcp.server import build_server
 from tests.conftest import AppFactory
 from tests.plugin_fixtures import PNG, PromptsPlugin, ResourcesPlugin, WeatherPlugin
 

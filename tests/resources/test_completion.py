@@ -7,7 +7,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from prixfixe.server import build_server
+from prixfixe.mcp.server import build_server
 from tests.conftest import AppFactory
 from tests.plugin_fixtures import ResourcesPlugin
 

@@ -7,8 +7,8 @@ from collections.abc import Callable
 import pytest
 
 from prixfixe import Resource, ResourceTemplate, hookimpl
+from prixfixe.core.registry import Registry
 from prixfixe.errors import RegistryError
-from prixfixe.registry import Registry
 from tests.conftest import AppFactory
 
 

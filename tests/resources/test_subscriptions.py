@@ -16,7 +16,7 @@ from mcp.client.subscriptions import ResourcesListChanged, ResourceUpdated, Subs
 from mcp.shared.exceptions import MCPError
 
 from prixfixe import Resource
-from prixfixe.server import build_server
+from prixfixe.mcp.server import build_server
 from tests.conftest import AppFactory
 from tests.plugin_fixtures import ResourcesPlugin
 from tests.resources.conftest import Inbox

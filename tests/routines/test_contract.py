@@ -16,9 +16,9 @@ from pydantic import BaseModel
 
 from prixfixe.app import App
 from prixfixe.cli import cli
-from prixfixe.plugins import DEFAULT_PLUGINS
+from prixfixe.core.plugins import DEFAULT_PLUGINS
+from prixfixe.declarations.steps import StepType
 from prixfixe.routines.contract import breaking_changes, check_goldens, golden, write_goldens
-from prixfixe.steps import StepType
 from tests.conftest import AppFactory
 from tests.gitrepos import commit, remote_and_clone
 from tests.step_fixtures import StepsPlugin

@@ -25,7 +25,7 @@ from mcp import Client
 from prixfixe.app import App
 from prixfixe.leash.exec import Grant
 from prixfixe.leash.git import SCAN
-from prixfixe.server import build_server
+from prixfixe.mcp.server import build_server
 from tests.gitrepos import commit, git
 
 PY = sys.executable

@@ -14,7 +14,7 @@ from mcp import Client
 
 from prixfixe.app import App
 from prixfixe.leash.fs import observe_opens, unobserve_opens
-from prixfixe.server import build_server
+from prixfixe.mcp.server import build_server
 from tests.conftest import AppFactory
 from tests.gitrepos import commit, git
 

@@ -26,16 +26,16 @@ from typing import Any
 
 import pytest
 from mcp import Client
+from prixfixe.routines.builtin import git as git_steps
 from pydantic import BaseModel
 
-from prixfixe.default_plugins import git_steps
+from prixfixe.declarations.steps import StepContext, StepType
 from prixfixe.errors import FsRefusedError, StepFailure
 from prixfixe.leash import git as defanged
 from prixfixe.leash.exec import Completed, ExecGate, make_grant
 from prixfixe.leash.fs import FsGate, FsGrant
+from prixfixe.mcp.server import build_server
 from prixfixe.secrets import Secret
-from prixfixe.server import build_server
-from prixfixe.steps import StepContext, StepType
 from tests.conftest import AppFactory
 from tests.gitrepos import commit, git, push_from_elsewhere, remote_and_clone
 

@@ -37,12 +37,12 @@ from prixfixe.leash.redact import (
     Redactor,
     install_logging_redaction,
 )
+from prixfixe.mcp.server import build_server
 from prixfixe.resources.store_uris import record_uri
 from prixfixe.routines import archive
 from prixfixe.routines.report import REPORT_VERSION, Failure, Report, StepResult
 from prixfixe.routines.service import REPORTS_OWNER
 from prixfixe.secrets import MASK, Secret
-from prixfixe.server import build_server
 from prixfixe.store.migrations import CORE_MIGRATIONS
 from prixfixe.store.sqlite import SQLiteStore
 from tests.conftest import AppFactory

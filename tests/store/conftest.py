@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from prixfixe.default_plugins.store import BUILTIN_KINDS
-from prixfixe.kinds import StoreKind, StoreMigration
+from prixfixe.declarations.kinds import StoreKind, StoreMigration
 from prixfixe.store.sqlite import SQLiteStore
+from prixfixe.store.tools import BUILTIN_KINDS
 
 BUILTIN_OWNER = "prixfixe.default_plugins.store"
 KINDS: dict[str, StoreKind] = {k.name: replace(k, owner=BUILTIN_OWNER) for k in BUILTIN_KINDS}

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from prixfixe.declarations.kinds import StoreMigration
 from prixfixe.errors import MigrationError, StoreError, StoreVersionError
-from prixfixe.kinds import StoreMigration
 from prixfixe.store.migrations import CORE_MIGRATIONS
 from prixfixe.store.sqlite import SQLiteStore
 from tests.store.conftest import KINDS, StoreFactory

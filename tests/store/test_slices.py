@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from prixfixe.declarations.kinds import StoreMigration
 from prixfixe.errors import StoreAccessError, StoreError
-from prixfixe.kinds import StoreMigration
 from prixfixe.store.sqlite import SQLiteStore
 from tests.store.conftest import KINDS, StoreFactory
 

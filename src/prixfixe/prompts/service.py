@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 
-from prixfixe.completion import EMPTY, run_completer
-from prixfixe.content import CONTENT_TYPES, Text, to_wire
+from prixfixe.core.completion import EMPTY, run_completer
+from prixfixe.declarations.content import CONTENT_TYPES, Text, to_wire
+from prixfixe.declarations.interaction import InputRequired, input_required_result
+from prixfixe.declarations.prompt import Prompt, PromptContext, PromptMessage
 from prixfixe.errors import (
     InvalidPromptArgumentsError,
     MissingClientCapabilityError,
@@ -27,8 +29,6 @@ from prixfixe.errors import (
     PromptRenderError,
     UnknownPromptError,
 )
-from prixfixe.interaction import InputRequired, input_required_result
-from prixfixe.prompt import Prompt, PromptContext, PromptMessage
 from prixfixe.resources.paging import window
 
 if TYPE_CHECKING:

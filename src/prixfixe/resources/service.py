@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 
-from prixfixe.completion import EMPTY, run_completer
+from prixfixe.core.completion import EMPTY, run_completer
+from prixfixe.core.registry import RegisteredTemplate
+from prixfixe.declarations.resource import Resource, ResourceBody, ResourceContext, ResourceTemplate
 from prixfixe.errors import (
     PrixfixeError,
     ResourceNotFoundError,
@@ -27,8 +29,6 @@ from prixfixe.errors import (
     UnknownTemplateError,
 )
 from prixfixe.leash.redact import REDACTOR
-from prixfixe.registry import RegisteredTemplate
-from prixfixe.resource import Resource, ResourceBody, ResourceContext, ResourceTemplate
 from prixfixe.resources.paging import window
 
 if TYPE_CHECKING:
@@ -209,7 +209,7 @@ class ResourceService:
 
 
 def _unadvertised(advertise: Sequence[str]) -> frozenset[str]:
-    from prixfixe.capability_index import INDEX_URIS
+    from prixfixe.system.capability_index import INDEX_URIS
 
     return frozenset(uri for variant, uri in INDEX_URIS.items() if variant not in advertise)
 

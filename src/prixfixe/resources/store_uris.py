@@ -3,7 +3,7 @@ and the store observer that announces their changes."""
 
 from __future__ import annotations
 
-from prixfixe.resource import SCHEME
+from prixfixe.declarations.resource import SCHEME
 
 #: One record of a kind, as JSON: `prixfixe://store/reminder/12`.
 RECORD_TEMPLATE = f"{SCHEME}://store/{{kind}}/{{id}}"

@@ -19,8 +19,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from prixfixe.declarations.kinds import StoreMigration
 from prixfixe.errors import RoutineError
-from prixfixe.kinds import StoreMigration
 from prixfixe.leash.redact import REDACTOR
 from prixfixe.routines.report import Report, render
 from prixfixe.store.api import OwnerSlice

@@ -19,10 +19,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from prixfixe.declarations.steps import StepType
 from prixfixe.errors import RoutineError
 from prixfixe.routines.report import REPORT_PIN
 from prixfixe.schema import model_schema
-from prixfixe.steps import StepType
 
 GOLDEN_COMMAND = "prixfixe steps golden DIR --write"
 

@@ -25,6 +25,7 @@ import anyio
 import anyio.to_thread
 from pydantic import BaseModel, ValidationError
 
+from prixfixe.declarations.steps import ResourceReader, StepContext, StepOutput
 from prixfixe.errors import PrixfixeError, RoutineError, StepFailure
 from prixfixe.leash import Completed, ExecGate
 from prixfixe.leash.fs import FsGate, FsGrant
@@ -33,7 +34,6 @@ from prixfixe.routines import credentials
 from prixfixe.routines.report import REPORT_VERSION, Failure, Report, StepResult, overall
 from prixfixe.routines.spec import Routine, StepCall
 from prixfixe.secrets import Secret
-from prixfixe.steps import ResourceReader, StepContext, StepOutput
 from prixfixe.store.api import Store
 
 log = logging.getLogger(__name__)

@@ -13,6 +13,7 @@ from typing import Any
 import anyio.to_thread
 
 from prixfixe.config import LoadedConfig, ReportsConfig
+from prixfixe.declarations.steps import ResourceReader, StepType
 from prixfixe.errors import RoutineError
 from prixfixe.leash import ExecGate, policy
 from prixfixe.leash.exec import CommandLine
@@ -29,7 +30,6 @@ from prixfixe.routines.spec import (
     load_commands,
     load_routines,
 )
-from prixfixe.steps import ResourceReader, StepType
 from prixfixe.store.api import Store
 
 #: The plugin that owns the reports table (it declares the table's migrations).

@@ -19,11 +19,11 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from prixfixe.config import COMMAND_NAME_PATTERN, LoadedConfig, StepConfig, config_key
+from prixfixe.declarations.steps import StepType
 from prixfixe.errors import ConfigError, RoutineError
 from prixfixe.leash import program_key
 from prixfixe.leash.exec import CommandLine
 from prixfixe.secrets import CredentialRef
-from prixfixe.steps import StepType
 
 #: Seconds a step may run when neither it nor its routine says otherwise.
 DEFAULT_STEP_TIMEOUT = 60.0

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from prixfixe.kinds import StoreKind, StoreMigration
+from prixfixe.declarations.kinds import StoreKind, StoreMigration
 from prixfixe.store.api import (
     CORE_OWNER,
     MAX_LIMIT,

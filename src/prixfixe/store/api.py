@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from prixfixe.kinds import StoreKind
+from prixfixe.declarations.kinds import StoreKind
 
 #: The owner name of the core's own tables (`meta`, `migrations`, `records`, ...).
 CORE_OWNER = "core"

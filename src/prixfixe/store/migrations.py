@@ -13,8 +13,8 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 
+from prixfixe.declarations.kinds import StoreMigration
 from prixfixe.errors import MigrationError, StoreError, StoreVersionError
-from prixfixe.kinds import StoreMigration
 from prixfixe.store.api import CORE_OWNER
 
 CORE_MIGRATIONS: tuple[StoreMigration, ...] = (

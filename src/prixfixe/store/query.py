@@ -25,8 +25,8 @@ from typing import Any, Literal, get_args
 
 from pydantic import TypeAdapter, ValidationError
 
+from prixfixe.declarations.kinds import StoreKind
 from prixfixe.errors import InvalidFilterError
-from prixfixe.kinds import StoreKind
 from prixfixe.store.fields import FieldType, field_types
 
 #: What the store tracks about every record, testable and sortable like fields: the id and the

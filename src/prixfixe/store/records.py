@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from prixfixe.declarations.kinds import StoreKind
 from prixfixe.errors import InvalidRecordError, UnknownKindError
-from prixfixe.kinds import StoreKind
 
 
 def find_kind(kinds: Mapping[str, StoreKind], name: str) -> StoreKind:

@@ -21,6 +21,12 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from prixfixe.declarations.kinds import (
+    FIELD_NAME_PATTERN,
+    KIND_NAME_PATTERN,
+    StoreKind,
+    StoreMigration,
+)
 from prixfixe.errors import (
     ClosedRecordError,
     InvalidRecordError,
@@ -30,7 +36,6 @@ from prixfixe.errors import (
     StoreError,
     UnknownRecordError,
 )
-from prixfixe.kinds import FIELD_NAME_PATTERN, KIND_NAME_PATTERN, StoreKind, StoreMigration
 from prixfixe.store import migrations as mig
 from prixfixe.store.api import (
     CORE_OWNER,

@@ -17,8 +17,8 @@ from pydantic import BaseModel
 from pydantic import ValidationError as ModelError
 from pydantic_core import to_json
 
+from prixfixe.core.registry import RegisteredTool
 from prixfixe.errors import InvalidArgumentsError
-from prixfixe.registry import RegisteredTool
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError as SchemaError

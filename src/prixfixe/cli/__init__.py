@@ -133,12 +133,12 @@ def serve(
         raise click.UsageError(f"{used} only apply with --http")
     app = App.build(facet=facet, extra_plugins=_load_plugin_modules(plugin_modules))
     if not use_http:
-        from prixfixe.server import serve_stdio
+        from prixfixe.mcp.server import serve_stdio
 
         anyio.run(serve_stdio, app)
         return
-    from prixfixe.http.serve import serve_http
-    from prixfixe.http.settings import resolve_settings
+    from prixfixe.mcp.http.serve import serve_http
+    from prixfixe.mcp.http.settings import resolve_settings
 
     settings = resolve_settings(
         app.config.model.http,

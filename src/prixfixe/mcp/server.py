@@ -193,6 +193,6 @@ def build_server(app: App) -> Server[Any]:
 
 
 async def serve_stdio(app: App) -> None:
-    from prixfixe.stdio import serve_stdio as serve
+    from prixfixe.mcp.stdio import serve_stdio as serve
 
     await serve(build_server(app))

@@ -24,7 +24,7 @@ from starlette.datastructures import Headers
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from prixfixe.http.settings import HttpSettings
+from prixfixe.mcp.http.settings import HttpSettings
 
 log = logging.getLogger(__name__)
 

@@ -13,8 +13,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from prixfixe.content import Content
-from prixfixe.interaction import Interactive
+from prixfixe.declarations.content import Content
+from prixfixe.declarations.interaction import Interactive
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext

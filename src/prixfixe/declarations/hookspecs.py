@@ -13,11 +13,11 @@ from collections.abc import Callable
 
 import pluggy
 
-from prixfixe.kinds import StoreKind, StoreMigration
-from prixfixe.prompt import Prompt
-from prixfixe.resource import Resource, ResourceTemplate
-from prixfixe.steps import StepType
-from prixfixe.tool import Tool
+from prixfixe.declarations.kinds import StoreKind, StoreMigration
+from prixfixe.declarations.prompt import Prompt
+from prixfixe.declarations.resource import Resource, ResourceTemplate
+from prixfixe.declarations.steps import StepType
+from prixfixe.declarations.tool import Tool
 
 PROJECT_NAME = "prixfixe"
 

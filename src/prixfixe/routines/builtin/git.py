@@ -30,11 +30,11 @@ from typing import Literal, TypeVar
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
+from prixfixe.declarations.hookspecs import hookimpl
+from prixfixe.declarations.steps import PathNeeds, StepContext, StepOutput, StepType
 from prixfixe.errors import StepFailure
-from prixfixe.hookspecs import hookimpl
 from prixfixe.leash import Completed
 from prixfixe.leash.exec import CommandLine, Slot, read_path, value, write_path
-from prixfixe.steps import PathNeeds, StepContext, StepOutput, StepType
 
 MAX_CONCURRENT_REPOS = 8
 #: No prompts (a fetch must fail, not wait for a password), no optional index locks (status

@@ -15,19 +15,19 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from prixfixe.declarations.hookspecs import hookimpl
+from prixfixe.declarations.kinds import StoreKind
+from prixfixe.declarations.resource import ResourceContext, ResourceTemplate
+from prixfixe.declarations.tool import Tool, ToolContext, ToolResult
 from prixfixe.errors import ResourceNotFoundError, UnknownRecordError
-from prixfixe.hookspecs import hookimpl
-from prixfixe.kinds import StoreKind
-from prixfixe.resource import ResourceContext, ResourceTemplate
 from prixfixe.resources.store_uris import RECORD_TEMPLATE
 from prixfixe.schema import model_schema
 from prixfixe.store.api import MAX_LIMIT, StoredRecord
 from prixfixe.store.query import OPERATORS
 from prixfixe.store.records import find_kind
-from prixfixe.tool import Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
-    from prixfixe.resource import Resource
+    from prixfixe.declarations.resource import Resource
 
 # -- built-in kinds -------------------------------------------------------------------------
 

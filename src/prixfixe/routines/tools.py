@@ -17,8 +17,9 @@ import anyio
 import mcp_types as types
 from pydantic import BaseModel, ConfigDict, Field
 
-from prixfixe.hookspecs import hookimpl
-from prixfixe.kinds import StoreMigration
+from prixfixe.declarations.hookspecs import hookimpl
+from prixfixe.declarations.kinds import StoreMigration
+from prixfixe.declarations.tool import Tool, ToolContext, ToolResult
 from prixfixe.routines import archive
 from prixfixe.routines.archive import StoredReport
 from prixfixe.routines.contract import data_schema
@@ -27,7 +28,6 @@ from prixfixe.routines.report import Report, StepResult
 from prixfixe.routines.service import Routines
 from prixfixe.routines.spec import Routine
 from prixfixe.schema import model_schema
-from prixfixe.tool import Tool, ToolContext, ToolResult
 
 log = logging.getLogger(__name__)
 

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from pydantic import BaseModel
 
-from prixfixe.content import Content
-from prixfixe.interaction import Interactive
+from prixfixe.declarations.content import Content
+from prixfixe.declarations.interaction import Interactive
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext

@@ -9,9 +9,9 @@ from typing import Any
 import mcp_types as types
 from pydantic import BaseModel, ConfigDict, Field
 
+from prixfixe.declarations.hookspecs import hookimpl
+from prixfixe.declarations.tool import Tool, ToolContext, ToolResult
 from prixfixe.errors import ToolRefusedError
-from prixfixe.hookspecs import hookimpl
-from prixfixe.tool import Tool, ToolContext, ToolResult
 
 TRIO = frozenset({"tool_search", "tool_describe", "tool_invoke"})
 

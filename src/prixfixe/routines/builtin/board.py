@@ -14,10 +14,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from prixfixe.declarations.hookspecs import hookimpl
+from prixfixe.declarations.steps import StepContext, StepOutput, StepType
 from prixfixe.errors import StepFailure
-from prixfixe.hookspecs import hookimpl
 from prixfixe.leash.fs import FsGate
-from prixfixe.steps import StepContext, StepOutput, StepType
 
 #: The most bytes read from one task file: titles and front matter are at the top.
 HEAD_BYTES = 8192

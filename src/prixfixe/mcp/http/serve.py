@@ -22,9 +22,9 @@ from sse_starlette.sse import AppStatus
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from prixfixe.errors import PrixfixeError
-from prixfixe.http.guard import Guard
-from prixfixe.http.settings import HttpSettings
 from prixfixe.leash.redact import install_logging_redaction
+from prixfixe.mcp.http.guard import Guard
+from prixfixe.mcp.http.settings import HttpSettings
 
 if TYPE_CHECKING:
     from prixfixe.app import App
@@ -34,7 +34,7 @@ HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 def build_asgi(app: App, settings: HttpSettings) -> Guard:
     """The SDK's streamable HTTP app for `app`'s server, behind prixfixe's guard."""
-    from prixfixe.server import build_server
+    from prixfixe.mcp.server import build_server
 
     server = build_server(app)
     starlette_app = server.streamable_http_app(

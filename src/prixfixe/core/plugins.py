@@ -18,29 +18,32 @@ from typing import Any
 
 import pluggy
 
-from prixfixe import hookspecs
+from prixfixe.core.registry import Registry
+from prixfixe.declarations import hookspecs
+from prixfixe.declarations.kinds import StoreKind, StoreMigration
+from prixfixe.declarations.prompt import Prompt
+from prixfixe.declarations.resource import Resource, ResourceTemplate
+from prixfixe.declarations.steps import StepType
+from prixfixe.declarations.tool import Tool
 from prixfixe.errors import PrixfixeError
-from prixfixe.kinds import StoreKind, StoreMigration
-from prixfixe.prompt import Prompt
-from prixfixe.registry import Registry
-from prixfixe.resource import Resource, ResourceTemplate
-from prixfixe.steps import StepType
-from prixfixe.tool import Tool
 
 log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "prixfixe"
 LOAD_PLUGINS_ENV = "PRIXFIXE_LOAD_PLUGINS"
-DEFAULT_PLUGINS: tuple[str, ...] = (
-    "prixfixe.default_plugins.discovery",
-    "prixfixe.default_plugins.store",
-    "prixfixe.default_plugins.system",
-    "prixfixe.default_plugins.routines",
-    "prixfixe.default_plugins.git_steps",
-    "prixfixe.default_plugins.calendar_steps",
-    "prixfixe.default_plugins.board_steps",
-    "prixfixe.default_plugins.program_steps",
-)
+#: The built-in plugins, by name. The names are identities, not paths: the store records which
+#: plugin owns each kind and table by name, so a built-in keeps its name wherever its module
+#: lives.
+DEFAULT_PLUGINS: dict[str, str] = {
+    "prixfixe.default_plugins.discovery": "prixfixe.tools.discovery",
+    "prixfixe.default_plugins.store": "prixfixe.store.tools",
+    "prixfixe.default_plugins.system": "prixfixe.system.plugin",
+    "prixfixe.default_plugins.routines": "prixfixe.routines.tools",
+    "prixfixe.default_plugins.git_steps": "prixfixe.routines.builtin.git",
+    "prixfixe.default_plugins.calendar_steps": "prixfixe.routines.builtin.calendar",
+    "prixfixe.default_plugins.board_steps": "prixfixe.routines.builtin.board",
+    "prixfixe.default_plugins.program_steps": "prixfixe.routines.builtin.program",
+}
 
 
 @dataclass(frozen=True)
@@ -70,9 +73,9 @@ def build_plugin_manager(
     pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
     pm.add_hookspecs(hookspecs)
     infos: list[PluginInfo] = []
-    for module_name in DEFAULT_PLUGINS:
-        pm.register(importlib.import_module(module_name), name=module_name)
-        infos.append(PluginInfo(module_name, "built-in", "loaded"))
+    for name, module_name in DEFAULT_PLUGINS.items():
+        pm.register(importlib.import_module(module_name), name=name)
+        infos.append(PluginInfo(name, "built-in", "loaded"))
 
     allow = _allowlist(env)
     found: set[str] = set()

@@ -18,11 +18,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from prixfixe.declarations.hookspecs import hookimpl
+from prixfixe.declarations.steps import StepContext, StepOutput, StepType
 from prixfixe.errors import StepFailure
-from prixfixe.hookspecs import hookimpl
 from prixfixe.leash import Completed
 from prixfixe.leash.exec import CommandLine
-from prixfixe.steps import StepContext, StepOutput, StepType
 
 #: The most characters of stdout a script's data keeps (its markdown is the same text).
 MAX_TEXT = 20_000

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from prixfixe.core.registry import RegisteredTool
 from prixfixe.errors import PrixfixeError
-from prixfixe.registry import RegisteredTool
-from prixfixe.search import SearchDocument, SearchIndex
+from prixfixe.tools.search import SearchDocument, SearchIndex
 
 if TYPE_CHECKING:
     from prixfixe.app import App

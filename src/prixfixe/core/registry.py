@@ -12,19 +12,19 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import mcp_types as types
 from pydantic import BaseModel
 
-from prixfixe.errors import RegistryError, UnknownToolError
-from prixfixe.kinds import (
+from prixfixe.declarations.kinds import (
     FIELD_NAME_PATTERN,
     KIND_NAME_PATTERN,
     MIGRATION_NAME_PATTERN,
     StoreKind,
     StoreMigration,
 )
-from prixfixe.prompt import Prompt
-from prixfixe.resource import URI_PATTERN, Resource, ResourceTemplate
+from prixfixe.declarations.prompt import Prompt
+from prixfixe.declarations.resource import URI_PATTERN, Resource, ResourceTemplate
+from prixfixe.declarations.steps import STEP_TYPE_PATTERN, VERSION_PATTERN, StepType
+from prixfixe.declarations.tool import FACET_NAME_PATTERN, TOOL_NAME_PATTERN, Tool
+from prixfixe.errors import RegistryError, UnknownToolError
 from prixfixe.schema import model_schema
-from prixfixe.steps import STEP_TYPE_PATTERN, VERSION_PATTERN, StepType
-from prixfixe.tool import FACET_NAME_PATTERN, TOOL_NAME_PATTERN, Tool
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -514,7 +514,7 @@ def _check_step_type(step_type: StepType, owner: str) -> None:
 
 
 def _check_prompt(prompt: Prompt, owner: str) -> None:
-    from prixfixe.prompt import PromptArgument
+    from prixfixe.declarations.prompt import PromptArgument
 
     if not isinstance(prompt, Prompt):
         raise RegistryError(f"plugin {owner!r} registered {prompt!r}, which is not a Prompt")

@@ -9,12 +9,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from prixfixe.capability_index import INDEX_URIS, MIME_TYPES
 from prixfixe.config import IndexVariant
-from prixfixe.health import HEALTH_URI, health
-from prixfixe.hookspecs import hookimpl
-from prixfixe.resource import Resource, ResourceContext, ResourceReader, ResourceTemplate
-from prixfixe.steps import StepContext, StepOutput, StepType
+from prixfixe.declarations.hookspecs import hookimpl
+from prixfixe.declarations.resource import (
+    Resource,
+    ResourceContext,
+    ResourceReader,
+    ResourceTemplate,
+)
+from prixfixe.declarations.steps import StepContext, StepOutput, StepType
+from prixfixe.system.capability_index import INDEX_URIS, MIME_TYPES
+from prixfixe.system.health import HEALTH_URI, health
 
 _DESCRIPTIONS: dict[IndexVariant, tuple[str, str]] = {
     "summary": (

@@ -10,8 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from prixfixe.hookspecs import hookimpl
-from prixfixe.steps import StepContext, StepOutput, StepType
+from prixfixe.declarations.hookspecs import hookimpl
+from prixfixe.declarations.steps import StepContext, StepOutput, StepType
 
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 WEEKDAYS: tuple[Weekday, ...] = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")

@@ -1,0 +1,1 @@
+"""The MCP layer: the low-level server, stdio and streamable HTTP."""

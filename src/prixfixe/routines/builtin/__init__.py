@@ -1,0 +1,1 @@
+"""The built-in step types: git, calendar, board and program steps."""

@@ -1,0 +1,1 @@
+"""What the server says about itself: the capability index, health and the doctor report."""

@@ -1,0 +1,1 @@
+"""Tools: argument validation, result shaping, search and the discovery trio."""
