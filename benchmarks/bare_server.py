@@ -5,7 +5,7 @@ tool, `bench_echo`: hand-written `tools/list` / `tools/call` handlers and a stat
 argument validation, nothing else. It is what the SDK costs before any framework runs.
 
 `python benchmarks/bare_server.py --prixfixe` serves prixfixe itself (`App.build` plus
-`prixfixe.mcp.server.serve_stdio`) with the same `bench_echo` tool registered by an embedded plugin
+`prixfixe.mcp.stdio.serve_app`) with the same `bench_echo` tool registered by an embedded plugin
 in facet `bench`, listed by default (`PRIXFIXE_EXPOSE=core,bench` unless the environment sets
 it). A stdio subprocess cannot see an in-process plugin, so this launcher is how a prixfixe
 server with the trivial tool is started over stdio.
@@ -118,7 +118,7 @@ def prixfixe_env(base: dict[str, str] | None = None) -> dict[str, str]:
 
 
 async def serve_bare() -> None:
-    """Serve the bare server over stdio, the same way `prixfixe.mcp.server.serve_stdio` does."""
+    """Serve the bare server over stdio, the same way `prixfixe.mcp.stdio.serve_app` does."""
     from mcp.server.stdio import stdio_server
 
     server = build_bare_server()
@@ -138,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         anyio.run(serve_bare)
         return
     from prixfixe.app import App
-    from prixfixe.mcp.server import serve_stdio
+    from prixfixe.mcp.stdio import serve_app as serve_stdio
 
     app = App.build(env=prixfixe_env(), extra_plugins=[echo_plugin()])
     anyio.run(serve_stdio, app)

@@ -28,6 +28,12 @@ CORE_TOOLS = [
 ]
 
 
+@pytest.fixture(scope="session")
+def anyio_backend() -> str:
+    """Every `pytest.mark.anyio` test runs on asyncio, the loop the server runs on."""
+    return "asyncio"
+
+
 @pytest.fixture(autouse=True)
 def forget_secrets() -> Iterator[None]:
     """Each test starts with an empty redactor: a value one test registered masks nothing in

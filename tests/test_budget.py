@@ -16,11 +16,6 @@ from tests.plugin_fixtures import WeatherPlugin, many_tools_plugin
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def _listing(app_server: object, mode: str) -> str:
     async with Client(app_server, mode=mode) as client:  # type: ignore[arg-type]
         result = await client.list_tools()

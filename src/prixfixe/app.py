@@ -3,37 +3,34 @@ layer and the CLI, with the one dispatch path every tool call goes through."""
 
 from __future__ import annotations
 
-import inspect
 import json
-import logging
 import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
-from pydantic import BaseModel
 
 from prixfixe.config import LoadedConfig, home_dir, load_config
+from prixfixe.core.calls import PluginCrash, call_plugin, plugin_errors
 from prixfixe.core.facets import Exposure, check_known_facets, resolve_exposure
 from prixfixe.core.plugins import PluginInfo, build_plugin_manager, collect
 from prixfixe.core.registry import RegisteredTool, Registry, RegistryChange
-from prixfixe.declarations.content import CONTENT_TYPES, to_wire
 from prixfixe.declarations.interaction import InputRequired, input_required_result
-from prixfixe.declarations.tool import ToolContext, ToolResult
+from prixfixe.declarations.tool import ToolContext
 from prixfixe.errors import (
     MissingClientCapabilityError,
     PrixfixeError,
     ToolDeniedError,
     UnknownToolError,
 )
-from prixfixe.leash.redact import REDACTOR
 from prixfixe.store import Store, StoreChange, StoreObserver, open_store
+from prixfixe.tools.results import error_result, redact_result, tool_output
 from prixfixe.tools.validation import validate_arguments
 
 if TYPE_CHECKING:
@@ -43,8 +40,6 @@ if TYPE_CHECKING:
     from prixfixe.routines.service import Routines
     from prixfixe.system.capability_index import CapabilityIndex
     from prixfixe.tools.finder import Finder
-
-log = logging.getLogger(__name__)
 
 #: The most tools a default `tools/list` may hold. A test pins it; raising it is a design change.
 DEFAULT_TOOL_BUDGET = 12
@@ -109,7 +104,7 @@ class App:
         # Imported on first search: the ranker and its stemmer are not needed to start serving.
         from prixfixe.tools.finder import Finder
 
-        return Finder(self)
+        return Finder(self.registry, self.exposure)
 
     # -- the store --------------------------------------------------------------------------
 
@@ -160,8 +155,11 @@ class App:
     @cached_property
     def resources(self) -> ResourceService:
         from prixfixe.resources.service import ResourceService
+        from prixfixe.system.capability_index import unadvertised
 
-        return ResourceService(self)
+        settings = self.config.model.resources
+        hidden = unadvertised(settings.capability_index.advertise)
+        return ResourceService(self.registry, settings, host=self, hidden=hidden)
 
     async def read_resource_text(self, uri: str) -> str:
         """A resource's text contents, joined (for steps that read resources)."""
@@ -174,24 +172,34 @@ class App:
     def prompts(self) -> PromptService:
         from prixfixe.prompts.service import PromptService
 
-        return PromptService(self)
+        return PromptService(self.registry, host=self)
 
     @cached_property
     def capability_index(self) -> CapabilityIndex:
+        from prixfixe.routines.tools import STEP_TOOLS
+        from prixfixe.store.tools import STORE_TOOLS
         from prixfixe.system.capability_index import CapabilityIndex
 
-        return CapabilityIndex(self)
+        # The relationships the built-in plugins declare beside their tools.
+        return CapabilityIndex(
+            self.registry, self.exposure, {"store_kind": STORE_TOOLS, "step_type": STEP_TOOLS}
+        )
 
     def _registry_changed(self, notifier: Notifier, change: RegistryChange) -> None:
         from prixfixe.system.capability_index import INDEX_URIS
 
-        if change.resources or change.templates:
+        changed = [t for t in self.registry.declaration_types if change[t.field]]
+        listings = {t.listing for t in changed}
+        if "resources" in listings:
             notifier.list_changed()
-        if any(self.exposure.listed(self.registry.get(n).tool.facet) for n in change.tools):
+        # A tool in an unlisted facet changes no `tools/list`: only search finds it.
+        if "tools" in listings and any(
+            self.exposure.listed(self.registry.get(n).tool.facet) for n in change.tools
+        ):
             notifier.tools_changed()
-        if change.prompts:
+        if "prompts" in listings:
             notifier.prompts_changed()
-        if change.tools or change.kinds or change.templates or change.prompts:
+        if any(t.refreshes_index for t in changed):
             notifier.changed(*INDEX_URIS.values())
 
     # -- logging to clients -----------------------------------------------------------------
@@ -304,12 +312,14 @@ class App:
         request: ServerRequestContext[Any] | None,
     ) -> types.CallToolResult | types.InputRequiredResult:
         entry = self.reachable(name)
+        what = f"tool {name!r}"
         try:
-            args = validate_arguments(entry, arguments)
+            with plugin_errors(what):  # the input model's validators are the plugin's code
+                args = validate_arguments(entry, arguments)
             context = ToolContext(app=self, request=request, owner=entry.tool.owner)
-            output = entry.tool.handler(context, args)
-            if inspect.isawaitable(output):
-                output = await output
+            return await call_plugin(
+                entry.tool.handler, context, args, what=what, convert=partial(tool_output, entry)
+            )
         except InputRequired as needed:
             result: types.InputRequiredResult = input_required_result(needed)
             return result
@@ -317,12 +327,8 @@ class App:
             raise  # a protocol error (-32021), not the tool's result
         except PrixfixeError as exc:
             return error_result(exc.message)
-        except Exception as exc:
-            log.exception("tool %s failed", name)
-            return error_result(f"tool {name!r} failed: {type(exc).__name__}: {exc}")
-        if isinstance(output, types.InputRequiredResult):  # tool_invoke passing one through
-            return output
-        return to_call_result(entry, output)
+        except PluginCrash as crash:
+            return error_result(str(crash))
 
 
 #: The count key of requests that have no session (stateless HTTP).
@@ -330,86 +336,8 @@ _STATELESS = object()
 
 
 def _changed_uris(change: StoreChange) -> list[str]:
-    from prixfixe.resources.store_uris import record_uri
+    from prixfixe.store.uris import record_uri
 
     if change.kind is None:
         return []
     return [record_uri(change.kind, record_id) for record_id in change.ids]
-
-
-def redact_result(result: types.CallToolResult) -> types.CallToolResult:
-    """`result` with every registered secret value masked in its text (text blocks, embedded
-    text resources, resource links) and structured content; images and audio are left whole."""
-    if not REDACTOR.active:
-        return result
-    content = [_redact_block(block) for block in result.content]
-    structured = REDACTOR.redact_data(result.structured_content)
-    return result.model_copy(update={"content": content, "structured_content": structured})
-
-
-def _redact_block(block: types.ContentBlock) -> types.ContentBlock:
-    redact = REDACTOR.redact
-    if isinstance(block, types.TextContent):
-        return block.model_copy(update={"text": redact(block.text)})
-    if isinstance(block, types.EmbeddedResource) and isinstance(
-        block.resource, types.TextResourceContents
-    ):
-        resource = block.resource.model_copy(update={"text": redact(block.resource.text)})
-        return block.model_copy(update={"resource": resource})
-    if isinstance(block, types.ResourceLink):
-        return block.model_copy(
-            update={
-                "name": redact(block.name),
-                "title": block.title and redact(block.title),
-                "description": block.description and redact(block.description),
-            }
-        )
-    return block
-
-
-def error_result(message: str) -> types.CallToolResult:
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=message)], is_error=True
-    )
-
-
-def to_call_result(entry: RegisteredTool, output: Any) -> types.CallToolResult:
-    """Turn what a handler returned into the wire result; structured data is also text."""
-    if isinstance(output, types.CallToolResult):
-        return output
-    if isinstance(output, CONTENT_TYPES):
-        output = [output]
-    if (
-        isinstance(output, list | tuple)
-        and output
-        and all(isinstance(item, CONTENT_TYPES) for item in output)
-    ):
-        return types.CallToolResult(content=[to_wire(item) for item in output])
-    text: str
-    data: dict[str, Any] | None
-    is_error = False
-    if isinstance(output, ToolResult):
-        text, is_error = output.text, output.is_error
-        data = _dump(output.data)
-    elif isinstance(output, BaseModel):
-        data = _dump(output)
-        text = json.dumps(data, ensure_ascii=False)
-    elif isinstance(output, str):
-        text, data = output, None
-    else:
-        raise TypeError(f"tool {entry.name!r} returned {type(output).__name__}")
-    if entry.output_schema is not None and data is None and not is_error:
-        raise TypeError(f"tool {entry.name!r} declares an output model but returned no data")
-    content: list[types.ContentBlock] = [types.TextContent(type="text", text=text)]
-    if data is not None and isinstance(output, ToolResult):
-        # The spec asks for the serialized structured content in a text block too.
-        content.append(types.TextContent(type="text", text=json.dumps(data, ensure_ascii=False)))
-    return types.CallToolResult(content=content, structured_content=data, is_error=is_error)
-
-
-def _dump(data: BaseModel | dict[str, Any] | None) -> dict[str, Any] | None:
-    if data is None:
-        return None
-    if isinstance(data, BaseModel):
-        return data.model_dump(mode="json", by_alias=True)
-    return data

@@ -69,11 +69,6 @@ class ResourcesConfig(BaseModel):
     capability_index: CapabilityIndexConfig = Field(default_factory=CapabilityIndexConfig)
 
 
-#: Keys of a `[[routines.NAME.steps]]` table that belong to the engine; every other key is a
-#: param of the step's type, checked against that type's params model (typos included).
-STEP_ENGINE_KEYS = ("type", "name", "parallel", "timeout", "secrets")
-
-
 class StepConfig(BaseModel):
     """`[[routines.NAME.steps]]`: one step. Params sit beside these keys and are checked
     against the step type's params model once plugins are loaded."""

@@ -37,10 +37,6 @@ class RegistryError(PrixfixeError):
     """A plugin declared something the registry cannot accept (duplicate name, bad facet)."""
 
 
-class PluginError(PrixfixeError):
-    """A plugin could not be loaded."""
-
-
 class UnknownToolError(PrixfixeError):
     """A tool name that no loaded plugin registered (or one this connection may not call)."""
 

@@ -19,11 +19,6 @@ from tests.plugin_fixtures import PNG, PromptsPlugin, ResourcesPlugin, WeatherPl
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def _ref(name: str) -> types.PromptReference:
     return types.PromptReference(type="ref/prompt", name=name)
 

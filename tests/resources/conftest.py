@@ -4,12 +4,6 @@ from typing import Any
 
 import anyio
 import mcp_types as types
-import pytest
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 class Inbox:

@@ -10,8 +10,8 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from prixfixe.core.paging import encode_cursor
 from prixfixe.mcp.server import build_server
-from prixfixe.resources.paging import encode_cursor
 from tests.conftest import AppFactory
 from tests.plugin_fixtures import PNG, ResourcesPlugin
 

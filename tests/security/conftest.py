@@ -38,8 +38,3 @@ def spawned() -> Iterator[list[tuple[str, ...]]]:
         yield sink
     finally:
         _recording.remove(sink)
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"

@@ -152,6 +152,7 @@ def _allowed(spawn: tuple[str, ...], grant: Grant) -> bool:
     return False
 
 
+@pytest.mark.slow
 @settings(
     max_examples=150,
     deadline=None,

@@ -26,7 +26,6 @@ from typing import Any
 
 import pytest
 from mcp import Client
-from prixfixe.routines.builtin import git as git_steps
 from pydantic import BaseModel
 
 from prixfixe.declarations.steps import StepContext, StepType
@@ -35,6 +34,7 @@ from prixfixe.leash import git as defanged
 from prixfixe.leash.exec import Completed, ExecGate, make_grant
 from prixfixe.leash.fs import FsGate, FsGrant
 from prixfixe.mcp.server import build_server
+from prixfixe.routines.builtin import git as git_steps
 from prixfixe.secrets import Secret
 from tests.conftest import AppFactory
 from tests.gitrepos import commit, git, push_from_elsewhere, remote_and_clone
@@ -444,7 +444,8 @@ class AuthDemanding(http.server.BaseHTTPRequestHandler):
 def http_remote() -> Iterator[str]:
     """The URL of a local HTTP git remote that asks for credentials."""
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), AuthDemanding)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # A short poll interval: `shutdown()` waits for the loop's next poll (0.5 s by default).
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
@@ -511,7 +512,8 @@ def http_files(box: Sandbox) -> Iterator[str]:
     """The URL the sandbox's files are served at."""
     handler = functools.partial(CookieServing, directory=str(box.root))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # A short poll interval: `shutdown()` waits for the loop's next poll (0.5 s by default).
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"

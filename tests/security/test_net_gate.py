@@ -26,11 +26,6 @@ from prixfixe.leash.net import (
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @dataclass
 class Hit:
     path: str

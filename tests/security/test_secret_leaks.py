@@ -38,13 +38,13 @@ from prixfixe.leash.redact import (
     install_logging_redaction,
 )
 from prixfixe.mcp.server import build_server
-from prixfixe.resources.store_uris import record_uri
 from prixfixe.routines import archive
 from prixfixe.routines.report import REPORT_VERSION, Failure, Report, StepResult
 from prixfixe.routines.service import REPORTS_OWNER
 from prixfixe.secrets import MASK, Secret
 from prixfixe.store.migrations import CORE_MIGRATIONS
 from prixfixe.store.sqlite import SQLiteStore
+from prixfixe.store.uris import record_uri
 from tests.conftest import AppFactory
 
 PY = sys.executable
@@ -273,6 +273,7 @@ def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_prixfixe_run_and_report_never_print_a_credential(leaky_app: App, tmp_path: Path) -> None:
     # A fresh process registers nothing before it runs: `report` shows what the file holds.
     ran = _cli(tmp_path, "run", "leaky", "--format", "both")

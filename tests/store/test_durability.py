@@ -24,17 +24,13 @@ pytestmark = pytest.mark.anyio
 WRITER = Path(__file__).with_name("writer.py")
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def _env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PRIXFIXE_")}
     env["PRIXFIXE_HOME"] = str(home)
     return env
 
 
+@pytest.mark.slow
 async def test_a_writer_killed_mid_way_loses_no_committed_record(tmp_path: Path) -> None:
     home = tmp_path / "home"
     committed: dict[int, int] = {}
@@ -78,6 +74,7 @@ async def test_a_writer_killed_mid_way_loses_no_committed_record(tmp_path: Path)
         store.close()
 
 
+@pytest.mark.slow
 async def test_the_cli_and_a_running_server_write_at_the_same_time_and_both_succeed(
     tmp_path: Path,
 ) -> None:

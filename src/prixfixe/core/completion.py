@@ -7,11 +7,12 @@ capped at 100 per answer (the MCP limit) with `total` and `hasMore` saying how m
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import mcp_types as types
+
+from prixfixe.core.calls import call_plugin
 
 #: The most values one `completion/complete` answer may carry (MCP spec).
 MAX_COMPLETIONS = 100
@@ -24,12 +25,19 @@ async def run_completer(
     context: Any,
     value: str,
     chosen: Mapping[str, str] | None,
+    *,
+    what: str,
 ) -> types.Completion:
-    """Call `completer` (sync or async) and shape its candidates into an answer."""
-    found = completer(context, value, dict(chosen or {}))
-    if inspect.isawaitable(found):
-        found = await found
-    return shape(found, value)
+    """Call `completer` (sync or async; see `prixfixe.core.calls`) and shape its candidates
+    into an answer. `what` names the completer in errors and logs."""
+    return await call_plugin(
+        completer,
+        context,
+        value,
+        dict(chosen or {}),
+        what=what,
+        convert=lambda found: shape(found, value),
+    )
 
 
 def shape(candidates: Sequence[str], value: str) -> types.Completion:

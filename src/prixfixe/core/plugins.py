@@ -14,17 +14,11 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import entry_points
-from typing import Any
 
 import pluggy
 
 from prixfixe.core.registry import Registry
 from prixfixe.declarations import hookspecs
-from prixfixe.declarations.kinds import StoreKind, StoreMigration
-from prixfixe.declarations.prompt import Prompt
-from prixfixe.declarations.resource import Resource, ResourceTemplate
-from prixfixe.declarations.steps import StepType
-from prixfixe.declarations.tool import Tool
 from prixfixe.errors import PrixfixeError
 
 log = logging.getLogger(__name__)
@@ -111,47 +105,31 @@ def build_plugin_manager(
 def collect(pm: pluggy.PluginManager, infos: list[PluginInfo]) -> Registry:
     """Call every plugin's hooks with a `register` bound to that plugin, so ownership is known.
 
-    Registration is all-or-nothing per plugin: a plugin whose third tool (or any store kind,
-    migration, resource, step type or prompt) is invalid adds nothing at all. A built-in plugin's
-    mistake is a bug and raises; a third-party one is reported and skipped.
+    The hooks are those of the registry's table of declaration types, in its order.
+    Registration is all-or-nothing per plugin: a plugin whose third tool (or any other
+    declaration) is invalid adds nothing at all. A built-in plugin's mistake is a bug and
+    raises; a third-party one is reported and skipped.
     """
     registry = Registry()
-    hooks = (
-        pm.hook.register_tools,
-        pm.hook.register_store_kinds,
-        pm.hook.register_store_migrations,
-        pm.hook.register_resources,
-        pm.hook.register_step_types,
-        pm.hook.register_prompts,
-    )
+    # A hook no plugin implements and no hookspec declares has no caller; it has nothing to add.
+    callers = [
+        caller for name in registry.hooks if (caller := getattr(pm.hook, name, None)) is not None
+    ]
     # get_hookimpls() is in registration order (built-ins first): that is the listing order.
     owners: list[str] = []
-    for hook in hooks:
-        for impl in hook.get_hookimpls():
+    for caller in callers:
+        for impl in caller.get_hookimpls():
             if impl.plugin_name not in owners:
                 owners.append(impl.plugin_name)
     for owner in owners:
-        tools: list[Tool] = []
-        kinds: list[StoreKind] = []
-        migrations: list[StoreMigration] = []
-        resources: list[Resource | ResourceTemplate] = []
-        step_types: list[StepType] = []
-        prompts: list[Prompt] = []
-        sinks: tuple[list[Any], ...] = (tools, kinds, migrations, resources, step_types, prompts)
+        declared: dict[str, list[object]] = {}
         try:
-            for hook, sink in zip(hooks, sinks, strict=True):
-                for impl in hook.get_hookimpls():
+            for caller in callers:
+                sink = declared.setdefault(caller.name, [])
+                for impl in caller.get_hookimpls():
                     if impl.plugin_name == owner:
                         impl.function(register=sink.append)
-            registry.add_plugin(
-                owner,
-                tools=tools,
-                kinds=kinds,
-                migrations=migrations,
-                resources=resources,
-                step_types=step_types,
-                prompts=prompts,
-            )
+            registry.add_declared(owner, declared)
         except Exception as exc:
             if owner in DEFAULT_PLUGINS:
                 raise

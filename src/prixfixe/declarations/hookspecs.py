@@ -1,23 +1,36 @@
-"""The hooks a prixfixe plugin implements. Every hook takes a `register` callback.
+"""The hooks a prixfixe plugin implements, and the table of declaration types they feed.
 
-A plugin is a module (or object) with functions marked `@hookimpl`, published under the
-entry-point group `prixfixe`:
+Every hook takes a `register` callback. A plugin is a module (or object) with functions marked
+`@hookimpl`, published under the entry-point group `prixfixe`:
 
     [project.entry-points.prixfixe]
     weather = "prixfixe_weather.plugin"
+
+The hookspecs are written out, not generated from `DECLARATION_TYPES`: this module is the
+plugin contract people read, and each spec states in code what its `register` accepts.
+Everything else (collecting, checking, storing, announcing) loops over the table, so a new
+type of declaration is its module (class, validator, `DeclarationType`) plus, here, its
+hookspec and its entry in the table.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pluggy
 
-from prixfixe.declarations.kinds import StoreKind, StoreMigration
-from prixfixe.declarations.prompt import Prompt
-from prixfixe.declarations.resource import Resource, ResourceTemplate
-from prixfixe.declarations.steps import StepType
-from prixfixe.declarations.tool import Tool
+from prixfixe.declarations.declaration_type import DeclarationType
+from prixfixe.declarations.kinds import STORE_KINDS, STORE_MIGRATIONS, StoreKind, StoreMigration
+from prixfixe.declarations.prompt import PROMPTS, Prompt
+from prixfixe.declarations.resource import (
+    RESOURCE_TEMPLATES,
+    RESOURCES,
+    Resource,
+    ResourceTemplate,
+)
+from prixfixe.declarations.steps import STEP_TYPES, StepType
+from prixfixe.declarations.tool import TOOLS, Tool
 
 PROJECT_NAME = "prixfixe"
 
@@ -54,3 +67,16 @@ def register_step_types(register: Callable[[StepType], None]) -> None:
 @hookspec
 def register_prompts(register: Callable[[Prompt], None]) -> None:
     """Declare MCP prompts: call `register(Prompt(...))` once per prompt."""
+
+
+#: Every type of declaration, in the order one plugin's declarations are checked (and so in the
+#: order its hooks are called).
+DECLARATION_TYPES: tuple[DeclarationType[Any, Any], ...] = (
+    TOOLS,
+    STORE_KINDS,
+    STORE_MIGRATIONS,
+    RESOURCES,
+    RESOURCE_TEMPLATES,
+    STEP_TYPES,
+    PROMPTS,
+)

@@ -19,14 +19,12 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
 from prixfixe.errors import MissingClientCapabilityError, PrixfixeError
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
-
-    from prixfixe.app import App
 
 LogLevel: TypeAlias = Literal[
     "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
@@ -100,12 +98,19 @@ def _modern(request: ServerRequestContext[Any]) -> bool:
     return request.protocol_version in MODERN_PROTOCOL_VERSIONS
 
 
+class LogLevels(Protocol):
+    """Who knows each connection's log level (`logging/setLevel`): all `Interactive` needs of
+    the server, so it can leave out what a client did not ask to hear."""
+
+    def log_level_allows(self, request: ServerRequestContext[Any], level: str) -> bool: ...
+
+
 class Interactive:
     """Talking to the client during a request: asking it for input, logging to it and
     reporting progress. Mixed into `ToolContext` and `PromptContext`; each method is a no-op
     (or a clear error, for `ask`) outside MCP."""
 
-    app: App
+    app: LogLevels
     request: ServerRequestContext[Any] | None
 
     @property

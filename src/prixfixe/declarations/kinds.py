@@ -7,9 +7,12 @@ little else. Nothing here touches SQL; the store package reads these declaration
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pydantic import BaseModel
+
+from prixfixe.declarations.declaration_type import DeclarationType
+from prixfixe.errors import RegistryError
 
 #: Kind names are short lowercase identifiers: they appear in tool arguments and CLI commands.
 KIND_NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
@@ -52,3 +55,74 @@ class StoreMigration:
 
     name: str
     statements: tuple[str, ...]
+
+
+# -- registration ---------------------------------------------------------------------------
+
+
+def _admit_kind(kind: StoreKind, owner: str) -> StoreKind:
+    # Lazily: declarations sit below the store; only checking a kind needs its field types.
+    from prixfixe.declarations.fields import field_types
+
+    where = f"plugin {owner!r} store kind {kind.name!r}"
+    if not KIND_NAME_PATTERN.match(kind.name):
+        raise RegistryError(
+            f"{where}: kind names are lowercase letters, digits and '_', starting with a letter"
+        )
+    if not (isinstance(kind.model, type) and issubclass(kind.model, BaseModel)):
+        raise RegistryError(f"{where}: model must be a pydantic model class")
+    if isinstance(kind.version, bool) or not isinstance(kind.version, int) or kind.version < 1:
+        raise RegistryError(f"{where}: version must be an integer >= 1, got {kind.version!r}")
+    types_ = field_types(kind.model)
+    for name in types_:
+        if not FIELD_NAME_PATTERN.match(name):
+            raise RegistryError(f"{where}: field name {name!r} is not an identifier")
+        if name in ("id", "gen"):
+            raise RegistryError(
+                f"{where}: field name {name!r} is reserved (the store's record id and generation)"
+            )
+    for name in kind.indexed:
+        if name not in types_:
+            raise RegistryError(
+                f"{where}: indexed field {name!r} is not a field (fields: {', '.join(types_)})"
+            )
+        if types_[name] == "other":
+            raise RegistryError(
+                f"{where}: indexed field {name!r} must hold text, a number, a boolean or a date"
+            )
+    return replace(kind, owner=owner)
+
+
+def _admit_migration(step: StoreMigration, owner: str) -> StoreMigration:
+    if not MIGRATION_NAME_PATTERN.match(step.name):
+        raise RegistryError(
+            f"plugin {owner!r} registered migration name {step.name!r}; names are "
+            "1-100 characters of letters, digits, '_', '-' and '.'"
+        )
+    if not step.statements or not all(isinstance(x, str) for x in step.statements):
+        raise RegistryError(
+            f"plugin {owner!r} migration {step.name!r} needs a tuple of SQL statements"
+        )
+    return step
+
+
+STORE_KINDS: DeclarationType[StoreKind, StoreKind] = DeclarationType(
+    declared=StoreKind,
+    hook="register_store_kinds",
+    field="kinds",
+    what="store kind",
+    key=lambda kind: kind.name,
+    admit=_admit_kind,
+    refreshes_index=True,
+)
+#: A migration's name is unique within its plugin; the registry keeps each plugin's in order.
+STORE_MIGRATIONS: DeclarationType[StoreMigration, StoreMigration] = DeclarationType(
+    declared=StoreMigration,
+    hook="register_store_migrations",
+    field="migrations",
+    what="migration",
+    key=lambda step: step.name,
+    admit=_admit_migration,
+    per_owner=True,
+    clash=lambda owner, name, _first: f"plugin {owner!r} registered migration {name!r} twice",
+)

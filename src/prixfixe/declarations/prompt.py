@@ -10,16 +10,19 @@ module sits low on purpose: a plugin imports it (through `prixfixe`) and little 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from prixfixe.declarations.content import Content
+from prixfixe.declarations.declaration_type import DeclarationType
 from prixfixe.declarations.interaction import Interactive
+from prixfixe.declarations.tool import TOOL_NAME_PATTERN
+from prixfixe.errors import RegistryError
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
-    from prixfixe.app import App
+    from prixfixe.declarations.host import Host
 
 Role: TypeAlias = Literal["user", "assistant"]
 
@@ -30,7 +33,7 @@ class PromptContext(Interactive):
     plugin that declared it, and when called over MCP the request (through which, like a
     tool, a renderer may `ask` the client for input)."""
 
-    app: App
+    app: Host
     name: str = ""
     owner: str = ""
     request: ServerRequestContext[Any] | None = None
@@ -80,3 +83,40 @@ class Prompt:
 
     def argument(self, name: str) -> PromptArgument | None:
         return next((a for a in self.arguments if a.name == name), None)
+
+
+# -- registration ---------------------------------------------------------------------------
+
+
+def _admit_prompt(prompt: Prompt, owner: str) -> Prompt:
+    where = f"plugin {owner!r} prompt {prompt.name!r}"
+    if not isinstance(prompt.name, str) or not TOOL_NAME_PATTERN.match(prompt.name):
+        raise RegistryError(
+            f"{where}: prompt names are 1-128 characters of letters, digits, '_', '-' and '.'"
+        )
+    if not callable(prompt.render):
+        raise RegistryError(f"{where}: render must be callable")
+    seen: set[str] = set()
+    for argument in prompt.arguments:
+        if not isinstance(argument, PromptArgument):
+            raise RegistryError(f"{where}: {argument!r} is not a PromptArgument")
+        if not isinstance(argument.name, str) or not argument.name.strip():
+            raise RegistryError(f"{where}: argument names must be non-empty strings")
+        if argument.name in seen:
+            raise RegistryError(f"{where}: argument {argument.name!r} is declared twice")
+        if argument.completer is not None and not callable(argument.completer):
+            raise RegistryError(f"{where}: the completer for {argument.name!r} is not callable")
+        seen.add(argument.name)
+    return replace(prompt, owner=owner)
+
+
+PROMPTS: DeclarationType[Prompt, Prompt] = DeclarationType(
+    declared=Prompt,
+    hook="register_prompts",
+    field="prompts",
+    what="prompt",
+    key=lambda prompt: prompt.name,
+    admit=_admit_prompt,
+    listing="prompts",
+    refreshes_index=True,
+)

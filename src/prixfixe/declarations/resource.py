@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from prixfixe.declarations.declaration_type import DeclarationType
+from prixfixe.errors import RegistryError
+
 if TYPE_CHECKING:
+    from mcp import UriTemplate
     from mcp.server.context import ServerRequestContext
 
-    from prixfixe.app import App
+    from prixfixe.declarations.host import Host
 
 #: The scheme of prixfixe's own resources (`prixfixe://system/health`, ...).
 SCHEME = "prixfixe"
@@ -30,7 +34,7 @@ class ResourceContext:
     """What a reader or completer may reach: the running app, the URI being read, the
     plugin that declared the resource, and when called over MCP the request."""
 
-    app: App
+    app: Host
     uri: str = ""
     owner: str = ""
     request: ServerRequestContext[Any] | None = None
@@ -106,3 +110,95 @@ class ResourceTemplate:
     priority: float | None = None
     completions: Mapping[str, Completer] = field(default_factory=dict)
     owner: str = field(default="", compare=False)
+
+
+# -- registration ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RegisteredTemplate:
+    """A resource template plus its parsed RFC 6570 form (for expanding and matching)."""
+
+    template: ResourceTemplate
+    parsed: UriTemplate
+
+    @property
+    def prefix(self) -> str:
+        """The literal text before the first expression: a cheap filter before matching."""
+        return self.template.uri_template.split("{", 1)[0]
+
+
+def _admit_resource(resource: Resource, owner: str) -> Resource:
+    where = f"plugin {owner!r} resource {resource.uri!r}"
+    if not isinstance(resource.uri, str) or not URI_PATTERN.match(resource.uri):
+        raise RegistryError(f"{where}: the URI must be absolute (scheme:...) without spaces")
+    if "{" in resource.uri:
+        raise RegistryError(f"{where}: a URI with '{{' is a template; declare a ResourceTemplate")
+    _check_common(resource.name, resource.reader, resource.priority, resource.audience, where)
+    if resource.size is not None and (isinstance(resource.size, bool) or resource.size < 0):
+        raise RegistryError(f"{where}: size must be a number of bytes >= 0")
+    return replace(resource, owner=owner)
+
+
+def _admit_template(template: ResourceTemplate, owner: str) -> RegisteredTemplate:
+    from mcp import InvalidUriTemplate, UriTemplate
+
+    where = f"plugin {owner!r} resource template {template.uri_template!r}"
+    try:
+        parsed = UriTemplate.parse(template.uri_template)
+    except InvalidUriTemplate as exc:
+        raise RegistryError(f"{where}: not an RFC 6570 template: {exc}") from None
+    if not URI_PATTERN.match(template.uri_template.replace("{", "x").replace("}", "x")):
+        raise RegistryError(f"{where}: the template must expand to an absolute URI")
+    if not parsed.variables:
+        raise RegistryError(f"{where}: a template needs at least one variable; use a Resource")
+    _check_common(template.name, template.reader, template.priority, template.audience, where)
+    names = set(parsed.variable_names)
+    for name, completer in template.completions.items():
+        if name not in names:
+            raise RegistryError(
+                f"{where}: completion for {name!r}, which is not a variable "
+                f"(variables: {', '.join(parsed.variable_names)})"
+            )
+        if not callable(completer):
+            raise RegistryError(f"{where}: the completer for {name!r} is not callable")
+    return RegisteredTemplate(replace(template, owner=owner), parsed)
+
+
+def _check_common(
+    name: str, reader: object, priority: float | None, audience: tuple[str, ...], where: str
+) -> None:
+    if not isinstance(name, str) or not name.strip():
+        raise RegistryError(f"{where}: name must be a non-empty string")
+    if not callable(reader):
+        raise RegistryError(f"{where}: reader must be callable")
+    if priority is not None and not 0 <= priority <= 1:
+        raise RegistryError(f"{where}: priority must be between 0 and 1, got {priority!r}")
+    for who in audience:
+        if who not in ("user", "assistant"):
+            raise RegistryError(f"{where}: audience holds 'user' or 'assistant', got {who!r}")
+
+
+#: Resources and templates share the `register_resources` hook; each object goes to its type.
+RESOURCES: DeclarationType[Resource, Resource] = DeclarationType(
+    declared=Resource,
+    hook="register_resources",
+    field="resources",
+    what="resource",
+    key=lambda resource: resource.uri,
+    admit=_admit_resource,
+    listing="resources",
+)
+RESOURCE_TEMPLATES: DeclarationType[ResourceTemplate, RegisteredTemplate] = DeclarationType(
+    declared=ResourceTemplate,
+    hook="register_resources",
+    field="templates",
+    what="resource template",
+    key=lambda template: template.uri_template,
+    admit=_admit_template,
+    clash=lambda owner, name, first: (
+        f"plugin {owner!r} resource template {name!r} is already registered by plugin {first!r}"
+    ),
+    listing="resources",
+    refreshes_index=True,
+)

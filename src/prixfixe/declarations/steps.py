@@ -13,12 +13,14 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from pydantic import BaseModel
 
+from prixfixe.declarations.declaration_type import DeclarationType
+from prixfixe.errors import RegistryError
 from prixfixe.leash.exec import CommandLine
 from prixfixe.leash.fs import FsGate, FsGrant
 from prixfixe.leash.net import NetGate, NetGrant
@@ -210,3 +212,46 @@ class StepType:
 
     def declared_paths(self, params: BaseModel) -> PathNeeds:
         return self.paths_from_params(params) if self.paths_from_params else ((), ())
+
+
+# -- registration ---------------------------------------------------------------------------
+
+
+def _admit_step_type(step_type: StepType, owner: str) -> StepType:
+    where = f"plugin {owner!r} step type {step_type.name!r}"
+    if not STEP_TYPE_PATTERN.match(step_type.name):
+        raise RegistryError(
+            f"{where}: step type names are lowercase letters, digits, '-', '_' and '.', "
+            "starting with a letter"
+        )
+    if not VERSION_PATTERN.match(str(step_type.version)):
+        raise RegistryError(
+            f"{where}: version must be 'MAJOR.MINOR' (e.g. '1.0'), got {step_type.version!r}"
+        )
+    for label, model in (
+        ("params_model", step_type.params_model),
+        ("data_model", step_type.data_model),
+    ):
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            raise RegistryError(f"{where}: {label} must be a pydantic model class")
+    if step_type.params_model.model_config.get("extra") != "forbid":
+        raise RegistryError(
+            f"{where}: params_model must set model_config = ConfigDict(extra='forbid'), so a "
+            "typo in a step's key is an error instead of being ignored"
+        )
+    if not callable(step_type.handler):
+        raise RegistryError(f"{where}: handler is not callable")
+    return replace(step_type, owner=owner)
+
+
+STEP_TYPES: DeclarationType[StepType, StepType] = DeclarationType(
+    declared=StepType,
+    hook="register_step_types",
+    field="step_types",
+    what="step type",
+    key=lambda step_type: step_type.name,
+    admit=_admit_step_type,
+    # As before the table: the index lists step types, yet a step type registered late was
+    # never announced as an index change. Kept so this restructuring changes no behaviour.
+    refreshes_index=False,
+)

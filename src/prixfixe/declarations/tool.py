@@ -7,18 +7,24 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+import mcp_types as types
 from pydantic import BaseModel
 
 from prixfixe.declarations.content import Content
+from prixfixe.declarations.declaration_type import DeclarationType
 from prixfixe.declarations.interaction import Interactive
+from prixfixe.errors import RegistryError
+from prixfixe.schema import model_schema
 
 if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
     from mcp.server.context import ServerRequestContext
 
-    from prixfixe.app import App
+    from prixfixe.declarations.host import Host
     from prixfixe.store.api import OwnerSlice
 
 #: MCP tool names (spec 2025-11-25): 1-128 of ASCII letters, digits, `_`, `-`, `.`.
@@ -33,7 +39,7 @@ class ToolContext(Interactive):
     plugin that owns the tool (whose store slice `slice()` returns). Through `Interactive` it
     can ask the client for input (`ask`), log to it (`log`) and report progress."""
 
-    app: App
+    app: Host
     request: ServerRequestContext[Any] | None = None
     owner: str = ""
 
@@ -87,3 +93,90 @@ class Tool:
         first = self.description.strip().split("\n", 1)[0].strip()
         sentence = re.split(r"(?<=[.!?])\s", first, maxsplit=1)[0]
         return sentence if len(sentence) <= 160 else sentence[:157].rstrip() + "..."
+
+
+# -- registration ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RegisteredTool:
+    """A tool plus what the registry derives from it once: its schemas and wire form."""
+
+    tool: Tool
+
+    @property
+    def name(self) -> str:
+        return self.tool.name
+
+    @cached_property
+    def input_schema(self) -> dict[str, Any]:
+        return model_schema(self.tool.input_model)
+
+    @cached_property
+    def output_schema(self) -> dict[str, Any] | None:
+        model = self.tool.output_model
+        return None if model is None else model_schema(model, mode="serialization")
+
+    @cached_property
+    def validator(self) -> Draft202012Validator:
+        """A validator for the advertised input schema, compiled once (used to explain errors)."""
+        from jsonschema import Draft202012Validator
+
+        return Draft202012Validator(self.input_schema)
+
+    @cached_property
+    def annotations(self) -> types.ToolAnnotations:
+        tool = self.tool
+        if not tool.mutates:
+            return types.ToolAnnotations(
+                read_only_hint=True, destructive_hint=False, idempotent_hint=True
+            )
+        # No annotation title: the tool's own `title` says it once, and bytes cost tokens.
+        return types.ToolAnnotations(
+            read_only_hint=False,
+            destructive_hint=True if tool.destructive is None else tool.destructive,
+            idempotent_hint=bool(tool.idempotent),
+        )
+
+    @cached_property
+    def wire(self) -> types.Tool:
+        """The `tools/list` entry, built once so listings stay byte-identical."""
+        return types.Tool(
+            name=self.tool.name,
+            title=self.tool.title,
+            description=self.tool.description,
+            input_schema=self.input_schema,
+            output_schema=self.output_schema,
+            annotations=self.annotations,
+        )
+
+
+def _check_tool(tool: Tool, owner: str) -> None:
+    if not TOOL_NAME_PATTERN.match(tool.name):
+        raise RegistryError(
+            f"plugin {owner!r} registered tool name {tool.name!r}; names are 1-128 characters "
+            "of letters, digits, '_', '-' and '.'"
+        )
+    if not FACET_NAME_PATTERN.match(tool.facet):
+        raise RegistryError(
+            f"plugin {owner!r} put tool {tool.name!r} in facet {tool.facet!r}; facet names are "
+            "lowercase letters, digits, '_' and '-', starting with a letter"
+        )
+
+
+def _admit_tool(tool: Tool, owner: str) -> RegisteredTool:
+    _check_tool(tool, owner)
+    return RegisteredTool(replace(tool, owner=owner))
+
+
+TOOLS: DeclarationType[Tool, RegisteredTool] = DeclarationType(
+    declared=Tool,
+    label="prixfixe Tool",
+    hook="register_tools",
+    field="tools",
+    what="tool",
+    key=lambda tool: tool.name,
+    admit=_admit_tool,
+    listing="tools",
+    refreshes_index=True,
+)

@@ -19,9 +19,10 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
 
 from prixfixe import __version__
-from prixfixe.app import App, error_result
+from prixfixe.app import App
 from prixfixe.errors import PrixfixeError, to_mcp_error
 from prixfixe.leash.redact import redact, redact_data
+from prixfixe.tools.results import error_result
 
 SERVER_NAME = "prixfixe"
 #: What the server sends on 2025-11-25 connections, so its capabilities say so truthfully
@@ -191,8 +192,3 @@ def build_server(app: App) -> Server[Any]:
     )
     return server
 
-
-async def serve_stdio(app: App) -> None:
-    from prixfixe.mcp.stdio import serve_stdio as serve
-
-    await serve(build_server(app))

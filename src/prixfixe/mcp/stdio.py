@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
+
+if TYPE_CHECKING:
+    from prixfixe.app import App
 
 log = logging.getLogger(__name__)
 
@@ -87,3 +90,10 @@ async def serve_stdio(server: Server[Any]) -> None:
             tg.start_soon(screen)
             await server.run(inbound_receive, write_stream, server.create_initialization_options())
             tg.cancel_scope.cancel()
+
+
+async def serve_app(app: App) -> None:
+    """Serve `app` over stdin and stdout until the client closes them."""
+    from prixfixe.mcp.server import build_server
+
+    await serve_stdio(build_server(app))

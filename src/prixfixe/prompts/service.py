@@ -9,15 +9,15 @@ is -32603 naming the prompt, never a success-shaped message.
 
 from __future__ import annotations
 
-import inspect
-import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 
+from prixfixe.core.calls import PluginCrash, call_plugin
 from prixfixe.core.completion import EMPTY, run_completer
+from prixfixe.core.paging import window
 from prixfixe.declarations.content import CONTENT_TYPES, Text, to_wire
 from prixfixe.declarations.interaction import InputRequired, input_required_result
 from prixfixe.declarations.prompt import Prompt, PromptContext, PromptMessage
@@ -29,14 +29,12 @@ from prixfixe.errors import (
     PromptRenderError,
     UnknownPromptError,
 )
-from prixfixe.resources.paging import window
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
-    from prixfixe.app import App
-
-log = logging.getLogger(__name__)
+    from prixfixe.core.registry import Registry
+    from prixfixe.declarations.host import Host
 
 PROMPTS_LISTING = "prompts/list"
 #: Prompts per `prompts/list` page.
@@ -51,15 +49,17 @@ class _Listing:
 
 
 class PromptService:
-    """Serves the registry's prompts to MCP requests (one per app)."""
+    """Serves the registry's prompts to MCP requests (one per app); `host` is what renderers
+    and completers see as `ctx.app`."""
 
-    def __init__(self, app: App, page_size: int = PAGE_SIZE) -> None:
-        self.app = app
+    def __init__(self, registry: Registry, *, host: Host, page_size: int = PAGE_SIZE) -> None:
+        self.registry = registry
+        self.host = host
         self.page_size = page_size
         self._listing: _Listing | None = None
 
     def _current(self) -> _Listing:
-        registry = self.app.registry
+        registry = self.registry
         if self._listing is None or self._listing.version != registry.version:
             prompts = registry.prompts
             self._listing = _Listing(
@@ -78,10 +78,10 @@ class PromptService:
         )
 
     def find(self, name: str) -> Prompt:
-        prompt = self.app.registry.prompt(name)
+        prompt = self.registry.prompt(name)
         if prompt is None:
-            names = list(self.app.registry.prompts)
-            raise UnknownPromptError(name, self.app.registry.suggest(name, names))
+            names = list(self.registry.prompts)
+            raise UnknownPromptError(name, self.registry.suggest(name, names))
         return prompt
 
     def check_arguments(
@@ -112,12 +112,11 @@ class PromptService:
     ) -> types.GetPromptResult | types.InputRequiredResult:
         prompt = self.find(name)
         values = self.check_arguments(prompt, arguments)
-        context = PromptContext(app=self.app, name=name, owner=prompt.owner, request=request)
+        context = PromptContext(app=self.host, name=name, owner=prompt.owner, request=request)
         try:
-            output = prompt.render(context, values)
-            if inspect.isawaitable(output):
-                output = await output
-            messages = [_wire_message(m) for m in _messages(output)]
+            messages = await call_plugin(
+                prompt.render, context, values, what=f"prompt {name!r}", convert=_wire_messages
+            )
         except InputRequired as needed:
             result: types.InputRequiredResult = input_required_result(needed)
             return result
@@ -126,11 +125,10 @@ class PromptService:
         except PrixfixeError as exc:
             # A renderer refusing its arguments: the client's to fix, so -32602.
             raise PromptError(exc.message, name=name, **exc.data) from None
-        except Exception as exc:
-            log.exception("prompt %s failed to render", name)
+        except PluginCrash as crash:
             raise PromptRenderError(
-                f"rendering prompt {name!r} failed: {type(exc).__name__}: {exc}", name=name
-            ) from exc
+                f"rendering prompt {name!r} failed: {crash.reason}", name=name
+            ) from crash.error
         return types.GetPromptResult(description=prompt.description, messages=messages)
 
     async def complete(
@@ -151,17 +149,19 @@ class PromptService:
             )
         if declared.completer is None:
             return EMPTY
-        context = PromptContext(app=self.app, name=name, owner=prompt.owner, request=request)
+        context = PromptContext(app=self.host, name=name, owner=prompt.owner, request=request)
         try:
-            return await run_completer(declared.completer, context, value, chosen)
-        except PrixfixeError:
-            raise
-        except Exception as exc:
-            log.exception("completer of prompt %s argument %s failed", name, argument)
+            return await run_completer(
+                declared.completer,
+                context,
+                value,
+                chosen,
+                what=f"completer of prompt {name} argument {argument}",
+            )
+        except PluginCrash as crash:
             raise PromptRenderError(
-                f"completing {argument!r} of prompt {name!r} failed: {type(exc).__name__}: {exc}",
-                name=name,
-            ) from exc
+                f"completing {argument!r} of prompt {name!r} failed: {crash.reason}", name=name
+            ) from crash.error
 
 
 def wire_prompt(prompt: Prompt) -> types.Prompt:
@@ -175,6 +175,11 @@ def wire_prompt(prompt: Prompt) -> types.Prompt:
         ]
         or None,
     )
+
+
+def _wire_messages(output: object) -> list[types.PromptMessage]:
+    """What a renderer returned, as wire messages (a wrong type is the renderer's error)."""
+    return [_wire_message(m) for m in _messages(output)]
 
 
 def _messages(output: object) -> Sequence[PromptMessage]:

@@ -10,33 +10,32 @@ answer are `ResourceError`s the MCP layer turns into JSON-RPC errors.
 from __future__ import annotations
 
 import base64
-import inspect
-import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 
+from prixfixe.core.calls import PluginCrash, call_plugin
 from prixfixe.core.completion import EMPTY, run_completer
+from prixfixe.core.paging import window
 from prixfixe.core.registry import RegisteredTemplate
 from prixfixe.declarations.resource import Resource, ResourceBody, ResourceContext, ResourceTemplate
 from prixfixe.errors import (
-    PrixfixeError,
     ResourceNotFoundError,
     ResourceReadError,
     ResourceTooLargeError,
     UnknownTemplateError,
 )
 from prixfixe.leash.redact import REDACTOR
-from prixfixe.resources.paging import window
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
-    from prixfixe.app import App
-
-log = logging.getLogger(__name__)
+    from prixfixe.config import ResourcesConfig
+    from prixfixe.core.registry import Registry
+    from prixfixe.declarations.host import Host
 
 RESOURCES_LISTING = "resources/list"
 TEMPLATES_LISTING = "resources/templates/list"
@@ -60,21 +59,32 @@ class _Listing:
 
 
 class ResourceService:
-    """Serves the registry's resources to MCP requests (one per app)."""
+    """Serves the registry's resources to MCP requests (one per app).
 
-    def __init__(self, app: App) -> None:
-        self.app = app
-        settings = app.config.model.resources
+    `settings` is `[resources]` (page size, read bound); `hidden` the URIs kept out of
+    `resources/list` though readable; `host` is what readers and completers see as `ctx.app`.
+    """
+
+    def __init__(
+        self,
+        registry: Registry,
+        settings: ResourcesConfig,
+        *,
+        host: Host,
+        hidden: frozenset[str] = frozenset(),
+    ) -> None:
+        self.registry = registry
+        self.host = host
         self.page_size = settings.page_size
         self.max_read_bytes = settings.max_read_bytes
-        self._hidden = _unadvertised(settings.capability_index.advertise)
+        self._hidden = hidden
         self._listing: _Listing | None = None
         self._wire: dict[str, types.Resource] = {}
 
     # -- listing ----------------------------------------------------------------------------
 
     def _current(self) -> _Listing:
-        registry = self.app.registry
+        registry = self.registry
         if self._listing is None or self._listing.version != registry.version:
             uris = sorted(
                 uri for uri, r in registry.resources.items() if r.listed and uri not in self._hidden
@@ -92,7 +102,7 @@ class ResourceService:
     def list_templates(self, cursor: str | None = None) -> types.ListResourceTemplatesResult:
         listing = self._current()
         page = window(TEMPLATES_LISTING, listing.templates, cursor, self.page_size)
-        templates = self.app.registry.templates
+        templates = self.registry.templates
         chosen = listing.templates[page.start : page.stop]
         return types.ListResourceTemplatesResult(
             resource_templates=[_wire_template(templates[t].template) for t in chosen],
@@ -103,7 +113,7 @@ class ResourceService:
         # Built on first listing and kept until the registry changes: pages stay byte-stable.
         wire = self._wire.get(uri)
         if wire is None:
-            r = self.app.registry.resource(uri)
+            r = self.registry.resource(uri)
             assert r is not None  # the listing holds only registered URIs
             wire = types.Resource(
                 uri=r.uri,
@@ -121,7 +131,7 @@ class ResourceService:
 
     def resolve(self, uri: str) -> Resolved:
         """The declaration serving `uri`; `ResourceNotFoundError` when none does."""
-        registry = self.app.registry
+        registry = self.registry
         static = registry.resource(uri)
         if static is not None:
             return Resolved(uri, static.owner, static, {})
@@ -146,17 +156,17 @@ class ResourceService:
         declared = found.declaration
         if isinstance(declared, Resource) and (declared.size or 0) > self.max_read_bytes:
             raise ResourceTooLargeError(uri, declared.size or 0, self.max_read_bytes)
-        context = ResourceContext(app=self.app, uri=uri, owner=found.reader_owner, request=request)
+        context = ResourceContext(app=self.host, uri=uri, owner=found.reader_owner, request=request)
         try:
-            output = declared.reader(context, found.variables)
-            if inspect.isawaitable(output):
-                output = await output
-        except PrixfixeError:
-            raise
-        except Exception as exc:
-            log.exception("reader of %s failed", uri)
-            raise ResourceReadError(uri, f"{type(exc).__name__}: {exc}") from exc
-        bodies = _bodies(uri, output)
+            bodies = await call_plugin(
+                declared.reader,
+                context,
+                found.variables,
+                what=f"reader of {uri}",
+                convert=partial(_bodies, uri),
+            )
+        except PluginCrash as crash:
+            raise ResourceReadError(uri, crash.reason) from crash.error
         size = sum(
             len(b.blob) if b.blob is not None else len((b.text or "").encode()) for b in bodies
         )
@@ -177,7 +187,7 @@ class ResourceService:
         request: ServerRequestContext[Any] | None = None,
     ) -> types.Completion:
         """Candidate values for one variable of a registered template, filtered by prefix."""
-        entry = self.app.registry.templates.get(template)
+        entry = self.registry.templates.get(template)
         if entry is None:
             raise UnknownTemplateError(
                 f"no resource template {template!r} (resources/templates/list shows them)",
@@ -195,23 +205,16 @@ class ResourceService:
         if completer is None:
             return EMPTY
         context = ResourceContext(
-            app=self.app, uri=template, owner=entry.template.owner, request=request
+            app=self.host, uri=template, owner=entry.template.owner, request=request
         )
         try:
-            return await run_completer(completer, context, value, chosen)
-        except PrixfixeError:
-            raise
-        except Exception as exc:
-            log.exception("completer of %s {%s} failed", template, argument)
+            return await run_completer(
+                completer, context, value, chosen, what=f"completer of {template} {{{argument}}}"
+            )
+        except PluginCrash as crash:
             raise ResourceReadError(
-                template, f"completing {argument!r} failed: {type(exc).__name__}: {exc}"
-            ) from exc
-
-
-def _unadvertised(advertise: Sequence[str]) -> frozenset[str]:
-    from prixfixe.system.capability_index import INDEX_URIS
-
-    return frozenset(uri for variant, uri in INDEX_URIS.items() if variant not in advertise)
+                template, f"completing {argument!r} failed: {crash.reason}"
+            ) from crash.error
 
 
 def _match(entry: RegisteredTemplate, uri: str) -> dict[str, str] | None:
@@ -248,6 +251,7 @@ def _wire_template(t: ResourceTemplate) -> types.ResourceTemplate:
 
 
 def _bodies(uri: str, output: object) -> list[ResourceBody]:
+    """What a reader returned, as content items; a reader's wrong type is its read error."""
     if isinstance(output, str):
         return [ResourceBody(text=output)]
     if isinstance(output, bytes | bytearray | memoryview):

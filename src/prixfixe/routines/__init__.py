@@ -5,3 +5,7 @@
 generation that produced them, and `contract` checks step data schemas against checked-in
 golden files and consumers' pinned versions.
 """
+
+#: The plugin that owns the reports table: the store keys the table (and its migrations) by
+#: this name, so it is a stored identity that stays the same wherever the module lives.
+REPORTS_OWNER = "prixfixe.default_plugins.routines"

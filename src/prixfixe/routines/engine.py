@@ -12,31 +12,26 @@ their processes and starts no more.
 from __future__ import annotations
 
 import datetime as dt
-import inspect
-import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
-from functools import partial
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio
-import anyio.to_thread
 from pydantic import BaseModel, ValidationError
 
+from prixfixe.core.calls import PluginCrash, call_plugin
 from prixfixe.declarations.steps import ResourceReader, StepContext, StepOutput
 from prixfixe.errors import PrixfixeError, RoutineError, StepFailure
 from prixfixe.leash import Completed, ExecGate
-from prixfixe.leash.fs import FsGate, FsGrant
-from prixfixe.leash.net import NetGate, NetGrant
+from prixfixe.leash.fs import FsGate
+from prixfixe.leash.net import NetGate
 from prixfixe.routines import credentials
 from prixfixe.routines.report import REPORT_VERSION, Failure, Report, StepResult, overall
 from prixfixe.routines.spec import Routine, StepCall
 from prixfixe.secrets import Secret
 from prixfixe.store.api import Store
-
-log = logging.getLogger(__name__)
 
 #: Called as each step ends: (steps done, steps in all, that step's result).
 OnStep = Callable[[int, int, StepResult], Awaitable[None]]
@@ -49,6 +44,22 @@ class Outcome:
 
     report: Report
     sections: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunContext:
+    """What every step of one run shares, built once per run: the exec gate and the file and
+    network gates, the server's environment, the store, the day steps count from, how a step
+    reads a resource, and the configuration's named command lines (`[commands]`)."""
+
+    gate: ExecGate
+    env: Mapping[str, str]
+    store: Callable[[], Store]
+    fs: FsGate
+    net: NetGate
+    today: dt.date = field(default_factory=dt.date.today)
+    resources: ResourceReader | None = None
+    named: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def refusals(routine: Routine, gate: ExecGate) -> dict[str, list[str]]:
@@ -79,21 +90,8 @@ def check_runnable(routine: Routine, gate: ExecGate) -> None:
         )
 
 
-async def run(
-    routine: Routine,
-    *,
-    gate: ExecGate,
-    env: Mapping[str, str],
-    store: Callable[[], Store],
-    on_step: OnStep | None = None,
-    today: dt.date | None = None,
-    resources: ResourceReader | None = None,
-    fs: FsGate | None = None,
-    net: NetGate | None = None,
-    named: Mapping[str, tuple[str, ...]] | None = None,
-) -> Outcome:
-    check_runnable(routine, gate)
-    today = today or dt.date.today()
+async def run(routine: Routine, context: RunContext, on_step: OnStep | None = None) -> Outcome:
+    check_runnable(routine, context.gate)
     started = dt.datetime.now(dt.UTC)
     clock = time.monotonic()
     total = len(routine.steps)
@@ -101,17 +99,7 @@ async def run(
     index = {id(step): i for i, step in enumerate(routine.steps)}
 
     async def one(call: StepCall) -> None:
-        outcome = await run_step(
-            call,
-            gate=gate,
-            env=env,
-            store=store,
-            today=today,
-            resources=resources,
-            fs=fs,
-            net=net,
-            named=named,
-        )
+        outcome = await run_step(call, context)
         results[index[id(call)]] = outcome
         if on_step is not None:
             await on_step(len(results), total, outcome[0])
@@ -138,33 +126,12 @@ async def run(
     return Outcome(report, tuple(s for _, s in ordered))
 
 
-async def run_step(
-    call: StepCall,
-    *,
-    gate: ExecGate,
-    env: Mapping[str, str],
-    store: Callable[[], Store],
-    today: dt.date,
-    resources: ResourceReader | None = None,
-    fs: FsGate | None = None,
-    net: NetGate | None = None,
-    named: Mapping[str, tuple[str, ...]] | None = None,
-) -> tuple[StepResult, str]:
+async def run_step(call: StepCall, context: RunContext) -> tuple[StepResult, str]:
     """Run one step to a result: its data, or its failure as data. Only cancellation escapes."""
     base = {"name": call.name, "type": call.type.name, "version": call.type.version}
     try:
         with anyio.fail_after(call.timeout):
-            data, markdown = await _attempt(
-                call,
-                gate=gate,
-                env=env,
-                store=store,
-                today=today,
-                resources=resources,
-                fs=fs or gate.fs or FsGate(FsGrant((), (), "nothing granted")),
-                net=net or NetGate(NetGrant((), "nothing granted")),
-                named=named or {},
-            )
+            data, markdown = await _attempt(call, context)
     except TimeoutError:
         failure = Failure(
             kind="timeout",
@@ -175,29 +142,17 @@ async def run_step(
         failure = Failure(kind=exc.kind, message=exc.message)
     except PrixfixeError as exc:
         failure = Failure(kind="error", message=f"step {call.name!r}: {exc.message}")
-    except Exception as exc:
-        log.exception("step %s (%s) failed", call.name, call.type.name)
+    except PluginCrash as crash:
         failure = Failure(
-            kind="crash",
-            message=f"step {call.name!r} ({call.type.name}) crashed: {type(exc).__name__}: {exc}",
+            kind="crash", message=f"step {call.name!r} ({call.type.name}) crashed: {crash.reason}"
         )
     else:
         return StepResult(**base, status="ok", data=data), markdown
     return StepResult(**base, status="failed", error=failure), ""
 
 
-async def _attempt(
-    call: StepCall,
-    *,
-    gate: ExecGate,
-    env: Mapping[str, str],
-    store: Callable[[], Store],
-    today: dt.date,
-    resources: ResourceReader | None,
-    fs: FsGate,
-    net: NetGate,
-    named: Mapping[str, tuple[str, ...]],
-) -> tuple[dict[str, Any], str]:
+async def _attempt(call: StepCall, context: RunContext) -> tuple[dict[str, Any], str]:
+    gate, env = context.gate, context.env
     # The gate is asked before anything starts, so a refused step has no side effects.
     gate.check_declared(call.commands, step=call.name)
     passed = {name: env[name] for name in call.type.env if name in env}
@@ -228,28 +183,26 @@ async def _attempt(
         step=call.name,
         type=call.type.name,
         base_dir=call.base_dir,
-        today=today,
+        today=context.today,
         secrets=secrets,
         env=passed,
         owner=call.type.owner,
         runner=runner,
-        store_opener=store,
-        resource_reader=resources,
-        fs=fs,
-        net=net,
-        commands=named,
+        store_opener=context.store,
+        resource_reader=context.resources,
+        fs=context.fs,
+        net=context.net,
+        commands=context.named,
     )
-    handler = call.type.handler
-    if inspect.iscoroutinefunction(handler):
-        output = await handler(ctx, call.params)
-    else:
-        # A synchronous handler does blocking work (files, the store): keep it off the loop.
-        output = await anyio.to_thread.run_sync(
-            partial(handler, ctx, call.params), abandon_on_cancel=True
-        )
-        if inspect.isawaitable(output):
-            output = await output
-    return _checked(call, output), output.markdown
+    # A step past its deadline is abandoned, not waited for: the run reports it and goes on.
+    return await call_plugin(
+        call.type.handler,
+        ctx,
+        call.params,
+        what=f"step {call.name!r} ({call.type.name})",
+        convert=lambda output: (_checked(call, output), output.markdown),
+        abandon_on_cancel=True,
+    )
 
 
 def _checked(call: StepCall, output: Any) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from prixfixe.leash import ExecGate, policy
 from prixfixe.leash.exec import CommandLine
 from prixfixe.leash.fs import FsGate
 from prixfixe.leash.net import NetGate
+from prixfixe.routines import REPORTS_OWNER as REPORTS_OWNER
 from prixfixe.routines import archive, engine
 from prixfixe.routines.archive import StoredReport
 from prixfixe.routines.contract import check_pins
@@ -31,9 +32,6 @@ from prixfixe.routines.spec import (
     load_routines,
 )
 from prixfixe.store.api import Store
-
-#: The plugin that owns the reports table (it declares the table's migrations).
-REPORTS_OWNER = "prixfixe.default_plugins.routines"
 
 
 @dataclass
@@ -132,18 +130,17 @@ class Routines:
         if self.leash.valid_for_generation is not None:
             generation = await anyio.to_thread.run_sync(lambda: store().generation())
             self.leash.check_generation(generation)
-        outcome = await engine.run(
-            routine,
+        context = engine.RunContext(
             gate=self.gate,
-            fs=self.fs,
-            net=self.net,
-            named=self.named,
             env=self.env,
             store=store,
-            on_step=on_step,
-            today=today,
+            fs=self.fs,
+            net=self.net,
+            today=today or dt.date.today(),
             resources=resources,
+            named=self.named,
         )
+        outcome = await engine.run(routine, context, on_step)
         return await anyio.to_thread.run_sync(
             lambda: self._keep(store(), outcome.report, outcome.sections, routine.note)
         )

@@ -219,6 +219,9 @@ async def steps_list(ctx: ToolContext, args: StepsListInput) -> ToolResult:
 
 # -- registration ---------------------------------------------------------------------------
 
+#: The tools that run step types: the capability index lists them beside each step type.
+STEP_TOOLS = ("step_run", "routine_eval", "routine_run", "steps_list")
+
 
 @hookimpl
 def register_store_migrations(register: Callable[[StoreMigration], None]) -> None:

@@ -25,9 +25,9 @@ from typing import Any, Literal, get_args
 
 from pydantic import TypeAdapter, ValidationError
 
+from prixfixe.declarations.fields import FieldType, field_types
 from prixfixe.declarations.kinds import StoreKind
 from prixfixe.errors import InvalidFilterError
-from prixfixe.store.fields import FieldType, field_types
 
 #: What the store tracks about every record, testable and sortable like fields: the id and the
 #: generation of its last change (`{"gen": {">": 41}}`: changed since generation 41). Kinds

@@ -20,11 +20,11 @@ from prixfixe.declarations.kinds import StoreKind
 from prixfixe.declarations.resource import ResourceContext, ResourceTemplate
 from prixfixe.declarations.tool import Tool, ToolContext, ToolResult
 from prixfixe.errors import ResourceNotFoundError, UnknownRecordError
-from prixfixe.resources.store_uris import RECORD_TEMPLATE
 from prixfixe.schema import model_schema
 from prixfixe.store.api import MAX_LIMIT, StoredRecord
 from prixfixe.store.query import OPERATORS
 from prixfixe.store.records import find_kind
+from prixfixe.store.uris import RECORD_TEMPLATE
 
 if TYPE_CHECKING:
     from prixfixe.declarations.resource import Resource
@@ -261,6 +261,10 @@ FILTER_HELP = (
     "order_by names a field (-field descending; default id). Pages: pass next_cursor back "
     "unchanged with the same kind, where and order_by; it stays valid as records are added."
 )
+
+
+#: The tools that serve every store kind: the capability index lists them beside each kind.
+STORE_TOOLS = ("store_put", "store_query", "store_close", "store_kinds")
 
 
 @hookimpl

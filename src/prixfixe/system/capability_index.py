@@ -8,9 +8,10 @@
 - `stats` (JSON): bytes, words, lines and real token counts (cl100k_base, o200k_base) of the
   other two.
 
-Nothing is hand-maintained: every entry comes from a *source*, a function from the app to
-index entries. The index is cached per (registry version, facet policy) and rebuilt only
-when one of them changes.
+Nothing is hand-maintained: every entry comes from a *source*, a function from the index's
+`Scope` (the registry, the facet policy, the relationships plugins declare) to index entries.
+The index is cached per (registry version, facet policy) and rebuilt only when one of them
+changes.
 """
 
 from __future__ import annotations
@@ -19,14 +20,15 @@ import json
 import re
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from prixfixe.config import IndexVariant
 
 if TYPE_CHECKING:
-    from prixfixe.app import App
+    from prixfixe.core.facets import Exposure
+    from prixfixe.core.registry import Registry
 
 INDEX_URIS: dict[IndexVariant, str] = {
     "summary": "prixfixe://capability-index/summary",
@@ -39,6 +41,14 @@ MIME_TYPES: dict[IndexVariant, str] = {
     "stats": "application/json",
 }
 FORMAT_VERSION = 1
+
+
+def unadvertised(advertise: Iterable[str]) -> frozenset[str]:
+    """The index URIs `resources/list` leaves out (`[resources.capability_index] advertise`);
+    they stay readable."""
+    shown = set(advertise)
+    return frozenset(uri for variant, uri in INDEX_URIS.items() if variant not in shown)
+
 
 #: Caps that keep the summary's size flat as the registry grows.
 MAX_TERMS = 40  # verbs, and topics, each
@@ -80,7 +90,23 @@ class Entry:
     detail: dict[str, Any] = field(default_factory=dict)
 
 
-Source = Callable[["App"], Iterable[Entry]]
+@dataclass(frozen=True)
+class Scope:
+    """What the index is built from: the registry, the facet policy (which tools it shows
+    and which are listed), and for a kind of entry the tools that serve every entry of that
+    kind (`served_by` of store kinds, `run_by` of step types), as the plugins that define
+    those tools declare them."""
+
+    registry: Registry
+    exposure: Exposure
+    serves: Mapping[EntryKind, tuple[str, ...]] = field(default_factory=dict)
+
+    def serving(self, kind: EntryKind) -> list[str]:
+        """The registered tools that serve every entry of `kind`."""
+        return [name for name in self.serves.get(kind, ()) if name in self.registry]
+
+
+Source = Callable[[Scope], Iterable[Entry]]
 
 
 def _terms(*texts: str) -> tuple[str, ...]:
@@ -92,10 +118,10 @@ def _terms(*texts: str) -> tuple[str, ...]:
     return tuple(words)
 
 
-def tool_entries(app: App) -> Iterable[Entry]:
-    for e in app.registry:
+def tool_entries(scope: Scope) -> Iterable[Entry]:
+    for e in scope.registry:
         t = e.tool
-        if not app.exposure.reachable(t.facet):
+        if not scope.exposure.reachable(t.facet):
             continue
         yield Entry(
             kind="tool",
@@ -107,7 +133,7 @@ def tool_entries(app: App) -> Iterable[Entry]:
                 "title": t.title,
                 "description": t.description,
                 "facet": t.facet,
-                "listed": app.exposure.listed(t.facet),
+                "listed": scope.exposure.listed(t.facet),
                 "mutates": t.mutates,
                 "plugin": t.owner,
                 "annotations": e.annotations.model_dump(
@@ -122,16 +148,12 @@ def tool_entries(app: App) -> Iterable[Entry]:
         )
 
 
-#: The tools that serve every store kind (relationships in the full index).
-STORE_TOOLS = ("store_put", "store_query", "store_close", "store_kinds")
-
-
-def store_kind_entries(app: App) -> Iterable[Entry]:
-    from prixfixe.resources.store_uris import RECORD_TEMPLATE
+def store_kind_entries(scope: Scope) -> Iterable[Entry]:
     from prixfixe.schema import model_schema
+    from prixfixe.store.uris import RECORD_TEMPLATE
 
-    served_by = [name for name in STORE_TOOLS if name in app.registry]
-    for k in app.registry.kinds.values():
+    served_by = scope.serving("store_kind")
+    for k in scope.registry.kinds.values():
         yield Entry(
             kind="store_kind",
             name=k.name,
@@ -151,8 +173,8 @@ def store_kind_entries(app: App) -> Iterable[Entry]:
         )
 
 
-def template_entries(app: App) -> Iterable[Entry]:
-    for entry in app.registry.templates.values():
+def template_entries(scope: Scope) -> Iterable[Entry]:
+    for entry in scope.registry.templates.values():
         t = entry.template
         yield Entry(
             kind="resource_template",
@@ -172,16 +194,12 @@ def template_entries(app: App) -> Iterable[Entry]:
         )
 
 
-#: The tools that run step types (relationships in the full index).
-STEP_TOOLS = ("step_run", "routine_eval", "routine_run", "steps_list")
-
-
-def step_type_entries(app: App) -> Iterable[Entry]:
+def step_type_entries(scope: Scope) -> Iterable[Entry]:
     from prixfixe.routines.contract import data_schema
     from prixfixe.schema import model_schema
 
-    run_by = [name for name in STEP_TOOLS if name in app.registry]
-    for t in app.registry.step_types.values():
+    run_by = scope.serving("step_type")
+    for t in scope.registry.step_types.values():
         yield Entry(
             kind="step_type",
             name=t.name,
@@ -200,9 +218,9 @@ def step_type_entries(app: App) -> Iterable[Entry]:
         )
 
 
-def prompt_entries(app: App) -> Iterable[Entry]:
+def prompt_entries(scope: Scope) -> Iterable[Entry]:
     """One entry per registered prompt: its arguments, and which of them complete."""
-    for p in app.registry.prompts.values():
+    for p in scope.registry.prompts.values():
         yield Entry(
             kind="prompt",
             name=p.name,
@@ -253,39 +271,46 @@ class Built:
 
 
 class CapabilityIndex:
-    """The index of one app, built on first read and again only when its key changes."""
+    """The index of one app, built on first read and again only when its key changes.
 
-    def __init__(self, app: App) -> None:
-        self.app = app
+    `serves` maps a kind of entry to the tools that serve every entry of it (see `Scope`)."""
+
+    def __init__(
+        self,
+        registry: Registry,
+        exposure: Exposure,
+        serves: Mapping[EntryKind, tuple[str, ...]] | None = None,
+    ) -> None:
+        self.scope = Scope(registry, exposure, dict(serves or {}))
         self._built: Built | None = None
         self._lock = threading.Lock()
         self.builds = 0  # how many times it was built (tests check caching with it)
 
     def key(self) -> tuple[object, ...]:
-        return (self.app.registry.version, self.app.exposure)
+        return (self.scope.registry.version, self.scope.exposure)
 
     def text(self, variant: IndexVariant) -> str:
         key = self.key()
         with self._lock:
             built = self._built
             if built is None or built.key != key:
-                entries = collect_entries(self.app)
+                entries = collect_entries(self.scope)
                 texts: dict[IndexVariant, str] = {
-                    "summary": render_summary(self.app, entries),
-                    "full": render_full(self.app, entries),
+                    "summary": render_summary(self.scope, entries),
+                    "full": render_full(self.scope, entries),
                 }
                 built = self._built = Built(key, texts)
                 self.builds += 1
             if variant not in built.texts:
                 # Token counts cost the most; measured only when stats are first asked for.
                 built.texts["stats"] = render_stats(
-                    self.app, built.texts["summary"], built.texts["full"]
+                    self.scope, built.texts["summary"], built.texts["full"]
                 )
             return built.texts[variant]
 
 
-def collect_entries(app: App) -> list[Entry]:
-    return [entry for source in SOURCES for entry in source(app)]
+def collect_entries(scope: Scope) -> list[Entry]:
+    return [entry for source in SOURCES for entry in source(scope)]
 
 
 # -- summary ----------------------------------------------------------------------------------
@@ -297,7 +322,7 @@ def _names(names: list[str]) -> str:
     return f"{shown} +{more}" if more > 0 else shown
 
 
-def render_summary(app: App, entries: list[Entry]) -> str:
+def render_summary(scope: Scope, entries: list[Entry]) -> str:
     by_term: dict[str, list[str]] = defaultdict(list)
     for e in entries:
         label = e.name if e.kind == "tool" else f"{e.kind.replace('_', ' ')} {e.name}"
@@ -312,7 +337,7 @@ def render_summary(app: App, entries: list[Entry]) -> str:
         if e.kind == "tool":
             facets[e.detail["facet"]] += 1
     facet_parts = [
-        f"{name} ({count}{', listed' if app.exposure.listed(name) else ''})"
+        f"{name} ({count}{', listed' if scope.exposure.listed(name) else ''})"
         for name, count in list(facets.items())[:MAX_FACETS]
     ]
     if len(facets) > MAX_FACETS:
@@ -347,7 +372,7 @@ def render_summary(app: App, entries: list[Entry]) -> str:
 # -- full ---------------------------------------------------------------------------------
 
 
-def render_full(app: App, entries: list[Entry]) -> str:
+def render_full(scope: Scope, entries: list[Entry]) -> str:
     from prixfixe import __version__
 
     sections: dict[str, list[dict[str, Any]]] = {name: [] for name in _SECTIONS.values()}
@@ -365,7 +390,7 @@ def render_full(app: App, entries: list[Entry]) -> str:
             "served_by tools; resource templates through resources/read."
         ),
         "facets": [
-            {"name": name, "tools": count, "listed": app.exposure.listed(name)}
+            {"name": name, "tools": count, "listed": scope.exposure.listed(name)}
             for name, count in facets.items()
         ],
         **sections,
@@ -388,13 +413,13 @@ def measure(text: str) -> dict[str, Any]:
     }
 
 
-def render_stats(app: App, summary: str, full: str) -> str:
+def render_stats(scope: Scope, summary: str, full: str) -> str:
     sections = json.loads(full)
     counts = {name: len(sections[name]) for name in _SECTIONS.values()}
     measured: tuple[tuple[IndexVariant, str], ...] = (("summary", summary), ("full", full))
     document = {
         "format": f"prixfixe.capability-index.stats/{FORMAT_VERSION}",
-        "registry_version": app.registry.version,
+        "registry_version": scope.registry.version,
         "counts": counts,
         "variants": {
             variant: {"uri": INDEX_URIS[variant], "mime_type": MIME_TYPES[variant], **measure(text)}

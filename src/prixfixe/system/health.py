@@ -9,21 +9,43 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio.to_thread
 
 from prixfixe.errors import PrixfixeError
 
 if TYPE_CHECKING:
-    from prixfixe.app import App
+    from prixfixe.core.plugins import PluginInfo
+    from prixfixe.core.registry import Registry
+    from prixfixe.store.api import Store
 
 HEALTH_URI = "prixfixe://system/health"
 FORMAT = "prixfixe.system-health/1"
 
 
-def _store_status(app: App) -> dict[str, Any]:
+class Patient(Protocol):
+    """What the health check reads of the running server (`ctx.app` has it all)."""
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def registry(self) -> Registry: ...
+
+    @property
+    def plugins(self) -> Sequence[PluginInfo]: ...
+
+    @property
+    def started_at(self) -> float: ...
+
+    @property
+    def started_monotonic(self) -> float: ...
+
+
+def _store_status(app: Patient) -> dict[str, Any]:
     try:
         store = app.store
         return {
@@ -37,7 +59,7 @@ def _store_status(app: App) -> dict[str, Any]:
         return {"reachable": False, "error": message}
 
 
-async def health(app: App) -> dict[str, Any]:
+async def health(app: Patient) -> dict[str, Any]:
     from prixfixe import __version__
 
     store = await anyio.to_thread.run_sync(lambda: _store_status(app))

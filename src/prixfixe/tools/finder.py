@@ -11,7 +11,8 @@ from prixfixe.errors import PrixfixeError
 from prixfixe.tools.search import SearchDocument, SearchIndex
 
 if TYPE_CHECKING:
-    from prixfixe.app import App
+    from prixfixe.core.facets import Exposure
+    from prixfixe.core.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -46,18 +47,21 @@ def document(entry: RegisteredTool) -> SearchDocument:
 
 
 class Finder:
-    def __init__(self, app: App) -> None:
-        self._app = app
+    """Searches the tools of `registry` that `exposure` lets this server reach."""
+
+    def __init__(self, registry: Registry, exposure: Exposure) -> None:
+        self._registry = registry
+        self._exposure = exposure
         self._indexes: dict[str | None, tuple[int, SearchIndex, dict[str, RegisteredTool]]] = {}
 
     def _index(self, facet: str | None) -> tuple[SearchIndex, dict[str, RegisteredTool]]:
-        version = self._app.registry.version
+        version = self._registry.version
         cached = self._indexes.get(facet)
         if cached is None or cached[0] != version:
-            exposure = self._app.exposure
+            exposure = self._exposure
             entries = {
                 e.name: e
-                for e in self._app.registry
+                for e in self._registry
                 if exposure.reachable(e.tool.facet) and (facet is None or e.tool.facet == facet)
             }
             index = SearchIndex(document(e) for e in entries.values())
@@ -67,9 +71,9 @@ class Finder:
 
     def find(self, query: str, limit: int = 5, facet: str | None = None) -> FindOutcome:
         if facet is not None:
-            facets = self._app.registry.facets()
-            if facet not in facets or not self._app.exposure.reachable(facet):
-                known = sorted(f for f in facets if self._app.exposure.reachable(f))
+            facets = self._registry.facets()
+            if facet not in facets or not self._exposure.reachable(facet):
+                known = sorted(f for f in facets if self._exposure.reachable(f))
                 raise PrixfixeError(
                     f"unknown facet {facet!r}; facets you can search: {', '.join(known)}",
                     facet=facet,

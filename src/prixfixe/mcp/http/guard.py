@@ -102,7 +102,6 @@ class Guard:
     def __init__(self, app: ASGIApp, settings: HttpSettings) -> None:
         self.app = app
         self.settings = settings
-        self.rejected = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -110,7 +109,6 @@ class Guard:
             return
         response = self.check(Headers(scope=scope))
         if response is not None:
-            self.rejected += 1
             await response(scope, receive, send)
             return
         await self.app(scope, receive, send)

@@ -49,10 +49,6 @@ class HttpSettings:
     max_sessions: int
     shutdown_grace_seconds: float
 
-    @property
-    def loopback(self) -> bool:
-        return is_loopback(self.host)
-
 
 def resolve_settings(
     config: HttpConfig,

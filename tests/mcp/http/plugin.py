@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import logging
+import sys
 from collections.abc import Callable
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
 from prixfixe import Tool, ToolContext, hookimpl
+
+STARTED = "slow_echo: started"
+
+# The SDK logs a session's expiry at INFO; let it through (the CLI's root handler prints it on
+# stderr) so a test can wait for that line instead of sleeping past the idle bound.
+logging.getLogger("mcp.server.streamable_http_manager").setLevel(logging.INFO)
 
 
 class SlowInput(BaseModel):
@@ -17,6 +25,8 @@ class SlowInput(BaseModel):
 
 
 async def slow(ctx: ToolContext, args: SlowInput) -> str:
+    # A line the tests wait for: the call is being served (no guessing with a sleep).
+    print(STARTED, file=sys.stderr, flush=True)
     await anyio.sleep(args.seconds)
     return f"done after {args.seconds:g}s"
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from prixfixe.cli import cli
@@ -110,6 +111,7 @@ def test_serve_with_unknown_facet_fails_before_serving() -> None:
     assert "--facet names unknown facet 'nope'; known facets: core" in err
 
 
+@pytest.mark.slow
 def test_console_script_runs_as_a_real_process(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PRIXFIXE_")}
     env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg")

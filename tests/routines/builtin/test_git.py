@@ -7,19 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client
 from mcp.types import TextContent
 
+from mcp import Client
 from prixfixe.mcp.server import build_server
 from tests.conftest import AppFactory
 from tests.gitrepos import commit, git, push_from_elsewhere, remote_and_clone
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 async def step(make_app: AppFactory, type_: str, **params: Any) -> tuple[dict[str, Any], str]:

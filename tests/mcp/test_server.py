@@ -5,18 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from mcp import Client
 from prixfixe.mcp.server import build_server
 from tests.conftest import CORE_TOOLS, AppFactory
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 async def test_default_listing_is_the_core_facet_with_annotations(

@@ -11,8 +11,8 @@ from typing import Any
 import anyio
 import pytest
 from jsonschema import Draft202012Validator
-from mcp import Client
 
+from mcp import Client
 from prixfixe.app import App
 from prixfixe.mcp.server import build_server
 from tests.conftest import AppFactory
@@ -65,11 +65,6 @@ type = "echo"
 name = "after"
 text = "done"
 """
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture
@@ -374,6 +369,7 @@ text = "3"
     assert steps.ran == ["first"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_routine_run_over_stdio_sends_progress_and_keeps_the_report(
     tmp_path: Path, mode: str

@@ -37,6 +37,7 @@ def fresh_machine(tmp_path: Path) -> dict[str, str]:
     }
 
 
+@pytest.mark.slow
 def test_zero_config_run_morning_on_a_fresh_machine_is_a_useful_report(tmp_path: Path) -> None:
     workdir = tmp_path / "somewhere"
     workdir.mkdir()
@@ -60,6 +61,7 @@ def test_zero_config_run_morning_on_a_fresh_machine_is_a_useful_report(tmp_path:
     assert (tmp_path / "fresh-home" / ".local" / "share" / "prixfixe" / "store.sqlite3").exists()
 
 
+@pytest.mark.slow
 def test_zero_config_run_morning_in_a_repository_shows_its_git_status(tmp_path: Path) -> None:
     _, repo = remote_and_clone(tmp_path)
     (repo / "README.md").write_text("edited\n")
@@ -175,6 +177,7 @@ def _wait_ready(fifo: Path) -> int:
         os.close(fd)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupting_prixfixe_run_kills_the_running_step_and_runs_no_more(
     tmp_path: Path, sig: signal.Signals
@@ -188,14 +191,21 @@ def test_interrupting_prixfixe_run_kills_the_running_step_and_runs_no_more(
         '[[routines.hang.steps]]\ntype = "script"\nname = "after"\ncommand = ["sh", "-c", '
         '"touch after"]\n'
     )
-    process = subprocess.Popen(
-        [sys.executable, "-m", "prixfixe", "run", "hang"],
-        cwd=tmp_path,
-        env={**os.environ, "PRIXFIXE_HOME": str(tmp_path / "home")},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    # Start it as a terminal would, with SIGINT's default action: a run started where SIGINT is
+    # ignored (a shell's background job, some CI runners) inherits that and rightly ignores
+    # Ctrl-C. Exec resets a handled signal to its default, so handle it here while starting.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "prixfixe", "run", "hang"],
+            cwd=tmp_path,
+            env={**os.environ, "PRIXFIXE_HOME": str(tmp_path / "home")},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
     try:
         pid = _wait_ready(fifo)
         process.send_signal(sig)

@@ -57,8 +57,3 @@ def field_types(model: type[BaseModel]) -> dict[str, FieldType]:
     """Each field of `model` and what it holds (cached: a model's fields do not change; do not
     mutate the result)."""
     return {name: field_type(info.annotation) for name, info in model.model_fields.items()}
-
-
-def is_optional(model: type[BaseModel], name: str) -> bool:
-    annotation = model.model_fields[name].annotation
-    return get_origin(annotation) in (Union, types.UnionType) and type(None) in get_args(annotation)

@@ -6,19 +6,14 @@ import json
 from pathlib import Path
 
 import pytest
-from mcp import Client
 
+from mcp import Client
 from prixfixe.mcp.server import build_server
 from tests.conftest import AppFactory
 
 pytestmark = pytest.mark.anyio
 
 HEALTH = "prixfixe://system/health"
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 async def test_health_reports_the_store_plugins_and_uptime(

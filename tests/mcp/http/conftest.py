@@ -16,16 +16,12 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
-from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-ROOT = Path(__file__).resolve().parents[2]
+from mcp import Client
+
+ROOT = Path(__file__).resolve().parents[3]
 READY = "prixfixe: serving MCP on "
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @dataclass
@@ -53,6 +49,31 @@ class Served:
                 return
             if line is not None:
                 self.lines.append(line)
+
+    async def wait_for_line(self, text: str, seconds: float = 30) -> str:
+        """The first stderr line containing `text`, waiting for it (bounded) if need be."""
+        self._drain()
+        found = next((line for line in self.lines if text in line), None)
+        with anyio.fail_after(seconds):
+            while found is None:
+                # Block in a worker thread, so the event loop keeps serving the test's own
+                # calls, and wake every 0.1 s so the bound above can end the wait.
+                line = await anyio.to_thread.run_sync(self._next_line, 0.1)
+                if line is not None and text in line:
+                    found = line
+                elif line is None and self.process.poll() is not None:
+                    self._drain()
+                    raise AssertionError(f"server exited before printing {text!r}: {self.lines}")
+        return found
+
+    def _next_line(self, timeout: float) -> str | None:
+        try:
+            line = self._queue.get(timeout=timeout)
+        except queue.Empty:
+            return None
+        if line is not None:
+            self.lines.append(line)
+        return line
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 30) -> int:
         if self.process.poll() is None:

@@ -15,8 +15,8 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client, StdioServerParameters
 
+from mcp import Client, StdioServerParameters
 from prixfixe import StepType, Tool, hookimpl
 from prixfixe.core.registry import Registry
 from prixfixe.errors import RegistryError
@@ -107,6 +107,7 @@ def _status(report: dict[str, Any]) -> dict[str, str]:
     return {p["name"]: p["status"] for p in report["plugins"]}
 
 
+@pytest.mark.slow
 def test_entry_point_plugins_load_and_broken_ones_are_reported_not_fatal(
     tmp_path: Path, site: Path
 ) -> None:
@@ -122,6 +123,7 @@ def test_entry_point_plugins_load_and_broken_ones_are_reported_not_fatal(
     assert report["tools_list"]["tools"] == len(CORE_TOOLS)
 
 
+@pytest.mark.slow
 def test_load_plugins_allowlist_set_but_empty_loads_no_third_party_plugin(
     tmp_path: Path, site: Path
 ) -> None:
@@ -133,6 +135,7 @@ def test_load_plugins_allowlist_set_but_empty_loads_no_third_party_plugin(
     assert status["prixfixe.default_plugins.discovery"] == "loaded"
 
 
+@pytest.mark.slow
 def test_load_plugins_allowlist_loads_only_named_and_flags_missing_names(
     tmp_path: Path, site: Path
 ) -> None:
@@ -144,6 +147,7 @@ def test_load_plugins_allowlist_loads_only_named_and_flags_missing_names(
     assert code == 1
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_entry_point_plugin_tool_is_invoked_through_the_trio_over_stdio(
     tmp_path: Path, site: Path
@@ -163,11 +167,6 @@ async def test_entry_point_plugin_tool_is_invoked_through_the_trio_over_stdio(
                 "tool_invoke", {"name": "greet", "arguments": {"who": "Ada"}}
             )
     assert result.content[0].text == "hello, Ada"  # type: ignore[union-attr]
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 def test_tools_registered_by_a_plugin_record_their_owner(make_app: AppFactory) -> None:

@@ -12,16 +12,12 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client, StdioServerParameters
 
+from mcp import Client, StdioServerParameters
 from tests.conftest import CORE_TOOLS
 
-pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
+# Each test starts a real server process: seconds apiece.
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:

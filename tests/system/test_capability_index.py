@@ -8,9 +8,9 @@ from collections.abc import Callable
 
 import anyio
 import pytest
-from mcp import Client
 from mcp.client.subscriptions import ResourceUpdated
 
+from mcp import Client
 from prixfixe import Tool, hookimpl
 from prixfixe.mcp.server import build_server
 from prixfixe.system.capability_index import INDEX_URIS
@@ -21,11 +21,6 @@ from tests.resources.conftest import Inbox
 pytestmark = pytest.mark.anyio
 
 SUMMARY, FULL, STATS = INDEX_URIS["summary"], INDEX_URIS["full"], INDEX_URIS["stats"]
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 async def read_text(client: Client, uri: str) -> str:

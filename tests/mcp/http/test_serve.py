@@ -15,9 +15,11 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from tests.conftest import CORE_TOOLS
-from tests.http.conftest import ServeFactory, connect, server_env, wait_exit
+from tests.mcp.http.conftest import ServeFactory, connect, server_env, wait_exit
+from tests.mcp.http.plugin import STARTED
 
-pytestmark = pytest.mark.anyio
+# Each test starts a real server process: seconds apiece.
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 JSON_SSE = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 INITIALIZE = {
@@ -30,7 +32,7 @@ INITIALIZE = {
         "clientInfo": {"name": "raw", "version": "0"},
     },
 }
-PLUGIN = ("--plugin", "tests.http.plugin")
+PLUGIN = ("--plugin", "tests.mcp.http.plugin")
 
 
 async def _post(url: str, body: Any = INITIALIZE, **headers: str) -> httpx2.Response:
@@ -216,7 +218,7 @@ async def test_a_signal_lets_in_flight_calls_finish_then_closes_the_store(
             async with anyio.create_task_group() as tg:
                 tg.start_soon(call)
                 # Signal once the call is being served (its request is in flight).
-                await anyio.sleep(0.5)
+                await served.wait_for_line(STARTED)
                 served.process.send_signal(sig)
         assert await wait_exit(served.process) == 0
     assert results[0].content[0].text == "done after 1.5s"
@@ -225,14 +227,12 @@ async def test_a_signal_lets_in_flight_calls_finish_then_closes_the_store(
 
 
 async def test_idle_sessions_expire(serve: ServeFactory) -> None:
-    served = serve(config="[http]\nsession_idle_seconds = 0.5\n")
+    served = serve(*PLUGIN, config="[http]\nsession_idle_seconds = 0.5\n")
     opened = await _post(served.url)
-    session = {
-        "mcp-session-id": opened.headers["mcp-session-id"],
-        "mcp-protocol-version": "2025-11-25",
-    }
+    session_id = opened.headers["mcp-session-id"]
+    session = {"mcp-session-id": session_id, "mcp-protocol-version": "2025-11-25"}
     ping = {"jsonrpc": "2.0", "id": 5, "method": "ping"}
     assert (await _post(served.url, ping, **session)).status_code == 200
-    # Time is the behaviour under test: wait past the idle bound, once.
-    await anyio.sleep(1.5)
+    # Any request would keep the session alive: wait for the server to say it expired it.
+    await served.wait_for_line(f"Session {session_id} idle timeout")
     assert (await _post(served.url, ping, **session)).status_code == 404

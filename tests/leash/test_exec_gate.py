@@ -12,9 +12,9 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client
 from pydantic import BaseModel, ConfigDict
 
+from mcp import Client
 from prixfixe import StepContext, StepOutput, StepType, hookimpl
 from prixfixe.app import App
 from prixfixe.leash.exec import CommandLine, read_path
@@ -25,11 +25,6 @@ pytestmark = pytest.mark.anyio
 
 PY = sys.executable
 SECRET = "s3cr3t-value-not-to-leak"
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 def script(name: str, code: str, **extra: str) -> str:

@@ -1,0 +1,113 @@
+"""`prixfixe doctor`: prints the doctor report (`prixfixe.system.doctor`) for a person."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from prixfixe.cli._common import console, echo_json, escape, friendly, yes
+
+
+def _print_leash(out: Any, leash: dict[str, Any]) -> None:
+    """The effective leash, each part with where it came from (docs/security.md)."""
+    out.print("\n[bold]Leash[/] (what may run, be read, written and reached):")
+    ex = leash["exec"]
+    out.print(f"  exec ({escape(ex['source'])}):")
+    for line in ex["command_lines"] or ["nothing"]:
+        out.print(f"    {escape(line)}")
+    for line in ex["credential_commands"]:
+        out.print(f"    {escape(line)}  [dim](credential resolver only)[/]")
+    for key in ("fs_read", "fs_write"):
+        part = leash[key]
+        roots = ", ".join(part["roots"]) or "nothing"
+        out.print(f"  {key}: {escape(roots)} ({escape(part['source'])})")
+    net = leash["net"]
+    out.print(f"  net: {escape(', '.join(net['hosts']) or 'nothing')} ({escape(net['source'])})")
+    for key in ("max_calls", "valid_for_generation"):
+        part = leash[key]
+        shown = "no limit" if part["value"] is None else str(part["value"])
+        out.print(f"  {key}: {shown} ({escape(part['source'])})")
+
+
+def _plugin_colour(status: str) -> str:
+    if status == "loaded":
+        return "green"
+    return "red" if status.startswith("failed") else "yellow"
+
+
+def _print_report(report: dict[str, Any], over: bool) -> None:
+    from rich.table import Table
+
+    out = console()
+    v = report["versions"]
+    out.print(
+        f"[bold]prixfixe {v['prixfixe']}[/]  Python {v['python']}  mcp {v['mcp']}  {v['platform']}"
+    )
+    cfg = report["config"]
+    out.print(f"\n[bold]Config[/]: {escape(cfg['file'] or 'none found, using built-in defaults')}")
+    for item in cfg["searched"]:
+        mark = "[green]found[/]" if item["exists"] else "[dim]absent[/]"
+        out.print(f"  {mark}  {escape(item['path'])}")
+    exp = report["exposure"]
+    out.print(
+        f"\n[bold]Facets[/]: listed {', '.join(exp['expose'])} "
+        f"(from {escape(exp['expose_source'])})"
+    )
+    if exp["deny"]:
+        out.print(f"  denied {', '.join(exp['deny'])} (from {escape(exp['deny_source'])})")
+    table = Table("facet", "tools", "listed", "denied")
+    for f in report["facets"]:
+        table.add_row(f["name"], str(f["tools"]), yes(f["listed"]), yes(f["denied"]))
+    out.print(table)
+    plugins = Table("plugin", "from", "status", title="Plugins")
+    for p in report["plugins"]:
+        colour = _plugin_colour(p["status"])
+        plugins.add_row(
+            escape(p["name"]), escape(p["origin"]), f"[{colour}]{escape(p['status'])}[/]"
+        )
+    out.print(plugins)
+    st = report["store"]
+    state = "exists" if st["exists"] else "not created yet (made on first write)"
+    out.print(f"\n[bold]Store[/]: {escape(st['path'])} ({state}); kinds: {', '.join(st['kinds'])}")
+    rt = report["routines"]
+    grant = ", ".join(rt["exec_grant"]) or "nothing"
+    out.print(
+        f"\n[bold]Routines[/]: {', '.join(rt['names'])}; {len(rt['step_types'])} step types; "
+        f"exec grant: {escape(grant)} ({escape(rt['exec_grant_source'])})"
+    )
+    _print_leash(out, report["leash"])
+    tl = report["tools_list"]
+    colour = "red" if over else "green"
+    out.print(
+        f"\n[bold]Default tools/list[/]: [{colour}]{tl['tools']} tools[/] "
+        f"(budget {tl['budget']}) of {report['registered_tools']} registered; "
+        f"{tl['bytes']} bytes, {tl['tokens']['cl100k_base']} tokens (cl100k_base), "
+        f"{tl['tokens']['o200k_base']} (o200k_base)"
+    )
+    res = report["resources"]
+    out.print(
+        f"[bold]Resources[/]: {res['resources']} resources, {res['templates']} templates; "
+        "capability index summary "
+        f"{res['capability_index_summary_tokens']['cl100k_base']} tokens (cl100k_base)"
+    )
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@friendly
+def doctor(as_json: bool) -> None:
+    """Check the installation: versions, config, facets, plugins, tools/list cost."""
+    from prixfixe.app import DEFAULT_TOOL_BUDGET, App
+    from prixfixe.system.doctor import doctor_report
+
+    report = doctor_report(App.build(), tool_budget=DEFAULT_TOOL_BUDGET)
+    problems = [p for p in report["plugins"] if p["status"].startswith("failed")]
+    over = report["tools_list"]["tools"] > report["tools_list"]["budget"]
+    if as_json:
+        echo_json(report)
+    else:
+        _print_report(report, over)
+    if problems or over:
+        sys.exit(1)

@@ -1,0 +1,83 @@
+"""`prixfixe serve`: MCP over stdio, or streamable HTTP with --http."""
+
+from __future__ import annotations
+
+import click
+
+from prixfixe.cli._common import friendly
+from prixfixe.errors import ConfigError
+
+
+def _load_plugin_modules(names: tuple[str, ...]) -> list[object]:
+    """Import `--plugin` modules (dotted names on sys.path) to register beside the others."""
+    import importlib
+
+    modules: list[object] = []
+    for name in names:
+        try:
+            modules.append(importlib.import_module(name))
+        except Exception as exc:  # noqa: BLE001 - any import failure is the user's to see, briefly
+            reason = f"{type(exc).__name__}: {exc}"
+            raise ConfigError(f"--plugin {name}: cannot import it: {reason}") from None
+    return modules
+
+
+@click.command()
+@click.option("--facet", metavar="NAME", help="Serve only this facet (a narrow server).")
+@click.option("--http", "use_http", is_flag=True, help="Serve streamable HTTP instead of stdio.")
+@click.option("--host", default=None, help="HTTP: address to bind [default: 127.0.0.1].")
+@click.option(
+    "--port", default=None, type=click.IntRange(0, 65535), help="HTTP: port [default: 8765]."
+)
+@click.option("--stateless", is_flag=True, default=None, help="HTTP: no sessions.")
+@click.option("--token-env", metavar="NAME", help="HTTP: bearer token from this env variable.")
+@click.option("--token-file", metavar="PATH", help="HTTP: bearer token from this file.")
+@click.option(
+    "--plugin",
+    "plugin_modules",
+    multiple=True,
+    metavar="MODULE",
+    help="Also load this plugin module (importable dotted name); repeat for more.",
+)
+@friendly
+def serve(
+    facet: str | None,
+    use_http: bool,
+    host: str | None,
+    port: int | None,
+    stateless: bool | None,
+    token_env: str | None,
+    token_file: str | None,
+    plugin_modules: tuple[str, ...],
+) -> None:
+    """Serve MCP over stdio (for a client to launch), or over HTTP with --http."""
+    import os
+
+    import anyio
+
+    from prixfixe.app import App
+
+    http_only = {"--host": host, "--port": port, "--stateless": stateless}
+    http_only |= {"--token-env": token_env, "--token-file": token_file}
+    if not use_http and any(v is not None for v in http_only.values()):
+        used = ", ".join(k for k, v in http_only.items() if v is not None)
+        raise click.UsageError(f"{used} only apply with --http")
+    app = App.build(facet=facet, extra_plugins=_load_plugin_modules(plugin_modules))
+    if not use_http:
+        from prixfixe.mcp.stdio import serve_app as serve_stdio
+
+        anyio.run(serve_stdio, app)
+        return
+    from prixfixe.mcp.http.serve import serve_http
+    from prixfixe.mcp.http.settings import resolve_settings
+
+    settings = resolve_settings(
+        app.config.model.http,
+        os.environ,
+        host=host,
+        port=port,
+        stateless=stateless,
+        token_env=token_env,
+        token_file=token_file,
+    )
+    anyio.run(serve_http, app, settings)

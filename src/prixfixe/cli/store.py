@@ -1,0 +1,218 @@
+"""`prixfixe store kinds|put|query|close`: records in the store, as the store tools see them."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from prixfixe.cli._common import build_app, call_tool, console, echo_json, escape, friendly
+from prixfixe.errors import PrixfixeError
+
+
+@click.group()
+def store() -> None:
+    """Records in the store (reminders, deadlines, ...), as the store tools see them."""
+
+
+def _store_call(name: str, arguments: dict[str, Any]) -> Any:
+    """Run one store tool through the same path an agent's call takes, then close the store."""
+    app = build_app()
+    try:
+        return call_tool(app, name, arguments).structured_content
+    finally:
+        app.close_store()
+
+
+@store.command("kinds")
+@click.argument("kind", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print kinds and schemas as JSON.")
+@friendly
+def store_kinds(kind: str | None, as_json: bool) -> None:
+    """List record kinds (or show KIND) with fields, version and owner."""
+    from rich.table import Table
+
+    data = _store_call("store_kinds", {"kind": kind} if kind else {})
+    if as_json:
+        echo_json(data)
+        return
+    table = Table("kind", "version", "fields", "indexed", "owner", "description")
+    for k in data["kinds"]:
+        props = k["schema"]["properties"]
+        required = set(k["schema"].get("required", []))
+        fields = ", ".join(
+            f"{n}{'' if n in required else '?'}: {_type(p)}" for n, p in props.items()
+        )
+        table.add_row(
+            k["name"],
+            str(k["version"]),
+            escape(fields),
+            ", ".join(k["indexed"]),
+            escape(k["owner"]),
+            escape(k["description"]),
+        )
+    console().print(table)
+
+
+def _type(prop: dict[str, Any]) -> str:
+    if "anyOf" in prop:
+        return "|".join(_type(p) for p in prop["anyOf"] if p.get("type") != "null")
+    if "enum" in prop:
+        return "|".join(str(v) for v in prop["enum"] if v is not None)
+    kind = prop.get("type", "any")
+    text = "|".join(t for t in kind if t != "null") if isinstance(kind, list) else str(kind)
+    return f"{text} ({prop['format']})" if "format" in prop else text
+
+
+def _field_values(app: Any, kind: str, pairs: tuple[str, ...]) -> dict[str, Any]:
+    """`--field k=v`: text fields take v as it is; other fields read v as JSON when it parses
+    (numbers, true, null, ["mon","tue"]), else as text (dates: 2026-12-01)."""
+    from prixfixe.declarations.fields import field_types
+
+    declared = app.registry.kinds.get(kind)
+    types_ = field_types(declared.model) if declared is not None else {}
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        name, sep, raw = pair.partition("=")
+        if not sep or not name:
+            raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--field")
+        if types_.get(name) == "text":
+            out[name] = raw
+            continue
+        try:
+            out[name] = json.loads(raw)
+        except ValueError:
+            out[name] = raw
+    return out
+
+
+def _put(app: Any, kind: str, given: dict[str, Any] | list[Any], record_id: int | None) -> str:
+    """Write to the store the `store_put` tool writes to, behind the same facet check, and say
+    what was written as the tool says it. An array is the one thing the tool cannot take: it
+    goes to the store's batch put, so its records land in one transaction or not at all."""
+    import sqlite3
+
+    app.reachable("store_put")
+    try:
+        if isinstance(given, list):
+            batch = app.store.put_many(kind, given)
+            span = f"ids {batch.ids[0]}..{batch.ids[-1]}, " if batch.ids else ""
+            generation = batch.generation
+            return f"Created {len(batch.ids)} {kind} records ({span}store generation {generation})."
+        written = app.store.put(kind, given, record_id)
+    except (OSError, sqlite3.Error) as exc:
+        # Worded as the tool's dispatch words a failing handler: a message, not a traceback.
+        raise PrixfixeError(f"tool 'store_put' failed: {type(exc).__name__}: {exc}") from None
+    verb = "Updated" if record_id is not None else "Created"
+    return f"{verb} {kind} {written.id} (store generation {written.generation})."
+
+
+@store.command("put")
+@click.argument("kind")
+@click.option(
+    "--json",
+    "record_json",
+    metavar="JSON",
+    help="The record as a JSON object (or an array: all put in one transaction).",
+)
+@click.option("--field", "fields", multiple=True, metavar="KEY=VALUE", help="One field; repeat.")
+@click.option("--id", "record_id", type=int, default=None, help="Update this record.")
+@friendly
+def store_put(
+    kind: str, record_json: str | None, fields: tuple[str, ...], record_id: int | None
+) -> None:
+    """Create a KIND record (or update one with --id) from --json and/or --field."""
+    app = build_app()
+    try:
+        given: Any = {}
+        if record_json is not None:
+            try:
+                given = json.loads(record_json)
+            except ValueError as exc:
+                raise click.BadParameter(f"not valid JSON: {exc}", param_hint="--json") from None
+        extra = _field_values(app, kind, fields)
+        if isinstance(given, list):
+            if extra or record_id is not None:
+                raise click.UsageError("a JSON array cannot be combined with --field or --id")
+        elif not isinstance(given, dict):
+            raise click.BadParameter("expected a JSON object or array", param_hint="--json")
+        elif not given and not extra:
+            raise click.UsageError("give the record with --json or --field")
+        else:
+            given = {**given, **extra}
+        click.echo(_put(app, kind, given, record_id))
+    finally:
+        app.close_store()
+
+
+@store.command("query")
+@click.argument("kind")
+@click.option("--where", metavar="JSON", help='A filter, e.g. \'{"due": {"<=": "2026-12-01"}}\'.')
+@click.option("--order-by", metavar="FIELD", help="Sort by FIELD; -FIELD for descending.")
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 500))
+@click.option("--cursor", help="Continue after a previous page (its next_cursor).")
+@click.option("--include-closed", is_flag=True, help="Also show closed records.")
+@click.option("--json", "as_json", is_flag=True, help="Print the structured result as JSON.")
+@friendly
+def store_query(
+    kind: str,
+    where: str | None,
+    order_by: str | None,
+    limit: int,
+    cursor: str | None,
+    include_closed: bool,
+    as_json: bool,
+) -> None:
+    """List KIND records, filtered and sorted, a page at a time."""
+    from rich.table import Table
+
+    arguments: dict[str, Any] = {"kind": kind, "limit": limit, "include_closed": include_closed}
+    if where is not None:
+        try:
+            arguments["where"] = json.loads(where)
+        except ValueError as exc:
+            raise click.BadParameter(f"not valid JSON: {exc}", param_hint="--where") from None
+    if order_by:
+        arguments["order_by"] = order_by
+    if cursor:
+        arguments["cursor"] = cursor
+    data = _store_call("store_query", arguments)
+    if as_json:
+        echo_json(data)
+        return
+    names: list[str] = []
+    for r in data["records"]:
+        names += [n for n in r["record"] if n not in names]
+    table = Table("id", *names, "closed", title=f"{kind} (store generation {data['generation']})")
+    for r in data["records"]:
+        cells = [_cell(r["record"].get(n)) for n in names]
+        closed = "" if not r["closed"] else f"yes{': ' + r['reason'] if r['reason'] else ''}"
+        table.add_row(str(r["id"]), *cells, escape(closed))
+    out = console()
+    out.print(table)
+    if data["next_cursor"]:
+        out.print(f"More: --cursor {data['next_cursor']}", markup=False)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    return escape(value if isinstance(value, str) else json.dumps(value))
+
+
+@store.command("close")
+@click.argument("kind")
+@click.argument("record_id", metavar="ID", type=int)
+@click.option("--reason", help="Why (done, cancelled, ...).")
+@friendly
+def store_close(kind: str, record_id: int, reason: str | None) -> None:
+    """Close KIND record ID: kept with its history, left out of queries."""
+    arguments: dict[str, Any] = {"kind": kind, "id": record_id}
+    if reason:
+        arguments["reason"] = reason
+    app = build_app()
+    try:
+        click.echo(call_tool(app, "store_close", arguments).content[0].text)
+    finally:
+        app.close_store()

@@ -1,0 +1,111 @@
+"""`prixfixe tools search|describe|list`: the discovery trio and the listing, for people."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from prixfixe.cli._common import build_app, call_tool, console, echo_json, escape, friendly, yes
+
+
+@click.group()
+def tools() -> None:
+    """Find, read and list tools, as an agent would through the discovery trio."""
+
+
+@tools.command("search")
+@click.argument("query")
+@click.option("--limit", default=5, show_default=True, type=click.IntRange(1, 50))
+@click.option("--facet", default=None, help="Only search this facet.")
+@click.option("--json", "as_json", is_flag=True, help="Print the structured result as JSON.")
+@friendly
+def tools_search(query: str, limit: int, facet: str | None, as_json: bool) -> None:
+    """Rank tools for QUERY (what you want to do, in a few words)."""
+    from rich.table import Table
+
+    args: dict[str, Any] = {"query": query, "limit": limit}
+    if facet:
+        args["facet"] = facet
+    data = call_tool(build_app(), "tool_search", args).structured_content
+    if as_json:
+        echo_json(data)
+        return
+    out = console()
+    if not data["results"]:
+        out.print(f"No tool matches {escape(query)!r}.")
+        return
+    title = (
+        "Results" if data["good_match"] else "[yellow]No good match[/] — nearest tools, all weak"
+    )
+    table = Table("#", "tool", "facet", "mutates", "score", "summary", title=title)
+    for i, r in enumerate(data["results"], 1):
+        name = f"[dim]{r['name']}[/]" if r["weak"] else f"[bold]{r['name']}[/]"
+        table.add_row(
+            str(i), name, r["facet"], yes(r["mutates"]), f"{r['score']:.2f}", escape(r["summary"])
+        )
+    out.print(table)
+
+
+@tools.command("describe")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print the structured result as JSON.")
+@friendly
+def tools_describe(name: str, as_json: bool) -> None:
+    """Show tool NAME in full: description, schemas, facet, usage."""
+    from rich.syntax import Syntax
+
+    data = call_tool(build_app(), "tool_describe", {"name": name}).structured_content
+    if as_json:
+        echo_json(data)
+        return
+    out = console()
+    kind = "[red]mutates[/]" if data["mutates"] else "[green]read-only[/]"
+    listed = "listed" if data["listed"] else "not listed (reach it with tool_invoke)"
+    out.print(
+        f"[bold]{data['name']}[/] — {escape(data['title'])}  [{data['facet']}] {kind}, {listed}"
+    )
+    out.print(escape(data["description"]))
+    if data["usage"]:
+        out.print(f"[bold]Usage[/]: {escape(data['usage'])}")
+    out.print("[bold]Input schema[/]")
+    out.print(Syntax(json.dumps(data["input_schema"], indent=2), "json"))
+    if data["output_schema"] is not None:
+        out.print("[bold]Output schema[/]")
+        out.print(Syntax(json.dumps(data["output_schema"], indent=2), "json"))
+
+
+@tools.command("list")
+@click.option("--all", "show_all", is_flag=True, help="Every reachable tool, not only listed ones.")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@friendly
+def tools_list(show_all: bool, as_json: bool) -> None:
+    """The tools a client's tools/list shows (or, with --all, every reachable tool)."""
+    from rich.table import Table
+
+    app = build_app()
+    entries = (
+        [e for e in app.registry if app.exposure.reachable(e.tool.facet)]
+        if show_all
+        else app.listed_tools()
+    )
+    rows = [
+        {
+            "name": e.name,
+            "facet": e.tool.facet,
+            "mutates": e.tool.mutates,
+            "summary": e.tool.summary,
+            "listed": app.exposure.listed(e.tool.facet),
+        }
+        for e in entries
+    ]
+    if as_json:
+        echo_json(rows)
+        return
+    table = Table("tool", "facet", "mutates", "listed", "summary")
+    for r in rows:
+        table.add_row(
+            r["name"], r["facet"], yes(r["mutates"]), yes(r["listed"]), escape(r["summary"])
+        )
+    console().print(table)

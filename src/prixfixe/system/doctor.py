@@ -1,0 +1,120 @@
+"""The doctor report: what the server says about its installation (versions, config, facets,
+plugins, store, routines, leash, and what the default `tools/list` costs), as data.
+`prixfixe doctor` prints it or, with --json, emits it."""
+
+from __future__ import annotations
+
+import platform
+from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from prixfixe import __version__
+from prixfixe.store import STORE_FILENAME
+from prixfixe.tokens import token_counts
+
+if TYPE_CHECKING:
+    from prixfixe.config import LoadedConfig
+    from prixfixe.core.facets import Exposure
+    from prixfixe.core.plugins import PluginInfo
+    from prixfixe.core.registry import RegisteredTool, Registry
+    from prixfixe.routines.service import Routines
+    from prixfixe.system.capability_index import CapabilityIndex
+
+
+class DoctorSubject(Protocol):
+    """The parts of an assembled app the report reads (`prixfixe.app.App` has them all)."""
+
+    @property
+    def config(self) -> LoadedConfig: ...
+
+    @property
+    def exposure(self) -> Exposure: ...
+
+    @property
+    def registry(self) -> Registry: ...
+
+    @property
+    def plugins(self) -> Sequence[PluginInfo]: ...
+
+    @property
+    def home(self) -> Path: ...
+
+    @property
+    def routines(self) -> Routines: ...
+
+    @property
+    def capability_index(self) -> CapabilityIndex: ...
+
+    def listed_tools(self) -> list[RegisteredTool]: ...
+
+    def list_tools_json(self) -> str: ...
+
+
+def _dist_version(name: str) -> str:
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def doctor_report(app: DoctorSubject, *, tool_budget: int) -> dict[str, Any]:
+    """The report as JSON-ready data; `tool_budget` is the most tools a default listing may
+    hold, reported beside the count so a reader sees whether it is over."""
+    listing = app.list_tools_json()
+    store_path = app.home / STORE_FILENAME
+    grant = app.routines.gate.grant
+    return {
+        "versions": {
+            "prixfixe": __version__,
+            "python": platform.python_version(),
+            "mcp": _dist_version("mcp"),
+            "platform": platform.platform(terse=True),
+        },
+        "config": {
+            "file": str(app.config.path) if app.config.path else None,
+            "searched": [{"path": str(p), "exists": p.is_file()} for p in app.config.searched],
+        },
+        "facets": [
+            {
+                "name": name,
+                "tools": len(entries),
+                "listed": app.exposure.listed(name),
+                "denied": name in app.exposure.deny,
+            }
+            for name, entries in app.registry.facets().items()
+        ],
+        "exposure": {
+            "expose": list(app.exposure.expose),
+            "expose_source": app.exposure.expose_source,
+            "deny": list(app.exposure.deny),
+            "deny_source": app.exposure.deny_source,
+        },
+        "plugins": [{"name": p.name, "origin": p.origin, "status": p.status} for p in app.plugins],
+        # Where the store is, without opening it: doctor must not create or migrate it.
+        "store": {
+            "path": str(store_path),
+            "exists": store_path.is_file(),
+            "kinds": list(app.registry.kinds),
+        },
+        "routines": {
+            "names": list(app.routines.routines),
+            "step_types": list(app.registry.step_types),
+            "exec_grant": sorted(grant.programs),
+            "exec_grant_source": grant.source,
+        },
+        "leash": app.routines.leash.summary(),
+        "tools_list": {
+            "tools": len(app.listed_tools()),
+            "budget": tool_budget,
+            "bytes": len(listing.encode()),
+            "tokens": token_counts(listing),
+        },
+        "registered_tools": len(app.registry),
+        "resources": {
+            "resources": len(app.registry.resources),
+            "templates": len(app.registry.templates),
+            "capability_index_summary_tokens": token_counts(app.capability_index.text("summary")),
+        },
+    }
