@@ -15,8 +15,8 @@ from typing import Any
 
 import anyio
 import pytest
-
 from mcp import Client, StdioServerParameters
+
 from prixfixe import StepType, Tool, hookimpl
 from prixfixe.core.registry import Registry
 from prixfixe.errors import RegistryError

@@ -12,9 +12,9 @@ from typing import Any
 
 import anyio
 import pytest
+from mcp import Client
 from pydantic import BaseModel, ConfigDict
 
-from mcp import Client
 from prixfixe import StepContext, StepOutput, StepType, hookimpl
 from prixfixe.app import App
 from prixfixe.leash.exec import CommandLine, read_path

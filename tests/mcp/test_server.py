@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from mcp import Client
 from prixfixe.mcp.server import build_server
 from tests.conftest import CORE_TOOLS, AppFactory
 

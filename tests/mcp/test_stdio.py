@@ -12,8 +12,8 @@ from typing import Any
 
 import anyio
 import pytest
-
 from mcp import Client, StdioServerParameters
+
 from tests.conftest import CORE_TOOLS
 
 # Each test starts a real server process: seconds apiece.

@@ -11,8 +11,8 @@ from typing import Any
 import anyio
 import pytest
 from jsonschema import Draft202012Validator
-
 from mcp import Client
+
 from prixfixe.app import App
 from prixfixe.mcp.server import build_server
 from tests.conftest import AppFactory

@@ -10,9 +10,9 @@ from typing import Any
 
 import anyio.to_thread
 import pytest
+from mcp import Client
 from pydantic import BaseModel, ConfigDict, Field
 
-from mcp import Client
 from prixfixe import StoreKind, StoreMigration, Tool, ToolContext, hookimpl
 from prixfixe.mcp.server import build_server
 from tests.conftest import AppFactory

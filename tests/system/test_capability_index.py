@@ -8,9 +8,9 @@ from collections.abc import Callable
 
 import anyio
 import pytest
+from mcp import Client
 from mcp.client.subscriptions import ResourceUpdated
 
-from mcp import Client
 from prixfixe import Tool, hookimpl
 from prixfixe.mcp.server import build_server
 from prixfixe.system.capability_index import INDEX_URIS

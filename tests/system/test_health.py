@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from mcp import Client
+
 from prixfixe.mcp.server import build_server
 from tests.conftest import AppFactory
 

@@ -16,9 +16,8 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
-from mcp.client.streamable_http import streamable_http_client
-
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 ROOT = Path(__file__).resolve().parents[3]
 READY = "prixfixe: serving MCP on "

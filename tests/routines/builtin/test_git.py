@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import Client
 from mcp.types import TextContent
 
-from mcp import Client
 from prixfixe.mcp.server import build_server
 from tests.conftest import AppFactory
 from tests.gitrepos import commit, git, push_from_elsewhere, remote_and_clone
