@@ -267,10 +267,6 @@ def _bodies(uri: str, output: object) -> list[ResourceBody]:
     )
 
 
-def _size(body: ResourceBody) -> int:
-    return len(body.blob) if body.blob is not None else len((body.text or "").encode())
-
-
 def _wire_contents(
     uri: str, default_mime: str | None, body: ResourceBody
 ) -> types.TextResourceContents | types.BlobResourceContents:
