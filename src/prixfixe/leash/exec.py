@@ -217,43 +217,44 @@ class ExecGate:
         self._env = dict(env)
         self.fs = fs
 
-    def refusal(
+    def _not_granted(self, line: CommandLine, step: str) -> ExecRefusedError:
+        return ExecRefusedError(
+            f"step {step!r}: {line.show()!r} is not granted; the exec grant is "
+            f"{self.grant.describe()}",
+            program=line.program,
+            grant=self.grant.lines(),
+        )
+
+    def granted(
         self, program: str, args: Sequence[str], *, step: str, declared: Iterable[CommandLine]
-    ) -> ExecRefusedError | None:
-        """Why the step may not run `program args` (None: it may)."""
+    ) -> tuple[CommandLine, dict[str, tuple[Slot, str]]]:
+        """The step's granted command line `program args` matches, with its filled slots;
+        an `ExecRefusedError` when it matches none of the step's own lines or none granted."""
         declared = tuple(declared)
-        shown = " ".join([program, *args])
-        mine = [c for c in declared if c.match(program, args) is not None]
+        mine = [(c, f) for c in declared if (f := c.match(program, args)) is not None]
         if not mine:
             own = "; ".join(c.show() for c in declared) or "no command lines"
-            return ExecRefusedError(
+            shown = " ".join([program, *args])
+            raise ExecRefusedError(
                 f"step {step!r} ran {shown!r}, which is not one of the command lines it "
                 f"declares ({own})",
                 program=program,
                 grant=self.grant.lines(),
             )
-        if not any(self.grant.allows(c) for c in mine):
-            return ExecRefusedError(
-                f"step {step!r}: {mine[0].show()!r} is not granted; the exec grant is "
-                f"{self.grant.describe()}",
-                program=program,
-                grant=self.grant.lines(),
-            )
-        return None
+        for line, filled in mine:
+            if self.grant.allows(line):
+                return line, filled
+        raise self._not_granted(mine[0][0], step)
 
     def check_declared(self, lines: Iterable[CommandLine], *, step: str) -> None:
         """Refuse a step before it starts when one of its command lines is not granted."""
         for line in lines:
             if not self.grant.allows(line):
-                raise ExecRefusedError(
-                    f"step {step!r}: {line.show()!r} is not granted; the exec grant is "
-                    f"{self.grant.describe()}",
-                    program=line.program,
-                    grant=self.grant.lines(),
-                )
+                raise self._not_granted(line, step)
 
-    def _check_paths(self, line: CommandLine, args: Sequence[str], step: str) -> None:
-        filled = line.match(line.program, args) or {}
+    def _check_paths(
+        self, line: CommandLine, filled: dict[str, tuple[Slot, str]], step: str
+    ) -> None:
         for slot, arg in filled.values():
             if slot.kind == "value":
                 continue
@@ -282,13 +283,8 @@ class ExecGate:
             raise StepFailure(f"step {step!r}: empty command", kind="error")
         key = program_key(argv[0], base_dir)
         declared = tuple(declared)
-        refused = self.refusal(key, argv[1:], step=step, declared=declared)
-        if refused is not None:
-            raise refused
-        line = next(
-            c for c in declared if c.match(key, argv[1:]) is not None and self.grant.allows(c)
-        )
-        self._check_paths(line, argv[1:], step)
+        line, filled = self.granted(key, argv[1:], step=step, declared=declared)
+        self._check_paths(line, filled, step)
         return await self._start(
             key, argv, step=step, base_dir=base_dir, cwd=cwd, env=env, input=input
         )
