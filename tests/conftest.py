@@ -19,12 +19,7 @@ CORE_TOOLS = [
     "store_put",
     "store_query",
     "store_close",
-    "routine_list",
     "routine_run",
-    "step_run",
-    "steps_list",
-    "report_get",
-    "routine_eval",
 ]
 
 

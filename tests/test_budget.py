@@ -7,11 +7,13 @@ import json
 import pytest
 from mcp import Client
 
-from prixfixe.app import DEFAULT_TOOL_BUDGET
+from prixfixe.app import DEFAULT_TOKEN_BUDGET, DEFAULT_TOOL_BUDGET
 from prixfixe.core.plugins import DEFAULT_PLUGINS
 from prixfixe.mcp.server import build_server
+from prixfixe.tokens import count_tokens
 from tests.conftest import AppFactory
 from tests.plugin_fixtures import WeatherPlugin, many_tools_plugin
+from tests.search_text import searched
 
 pytestmark = pytest.mark.anyio
 
@@ -23,8 +25,8 @@ async def _listing(app_server: object, mode: str) -> str:
     return json.dumps(tools, sort_keys=True)
 
 
-def test_the_budget_is_twelve() -> None:
-    assert DEFAULT_TOOL_BUDGET == 12
+def test_the_budget_is_seven_tools_and_1200_tokens() -> None:
+    assert (DEFAULT_TOOL_BUDGET, DEFAULT_TOKEN_BUDGET) == (7, 1200)
 
 
 async def test_default_listing_with_every_builtin_plugin_fits_the_budget(
@@ -36,6 +38,11 @@ async def test_default_listing_with_every_builtin_plugin_fits_the_budget(
     async with Client(build_server(app), mode=revision) as client:
         tools = (await client.list_tools()).tools
     assert 0 < len(tools) <= DEFAULT_TOOL_BUDGET
+    # What a client puts in context: each listed tool as compact wire JSON, output schemas in.
+    wire = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
+    listing = json.dumps(wire, separators=(",", ":"), ensure_ascii=False)
+    assert json.loads(listing) == json.loads(app.list_tools_json())
+    assert count_tokens(listing) <= DEFAULT_TOKEN_BUDGET
 
 
 async def test_default_listing_is_byte_identical_with_500_more_tools_in_other_facets(
@@ -56,8 +63,7 @@ async def test_the_500_extra_tools_stay_reachable_through_the_trio(make_app: App
         found = await client.call_tool(
             "tool_search", {"query": "widget batch 217", "facet": "more"}
         )
-        assert found.structured_content is not None
-        assert found.structured_content["results"][0]["name"] == "more_tool_0217"
+        assert searched(found).names[0] == "more_tool_0217"
         called = await client.call_tool(
             "tool_invoke", {"name": "more_tool_0217", "arguments": {"text": "hi"}}
         )

@@ -22,6 +22,7 @@ from prixfixe.app import App
 from prixfixe.cli import cli
 from prixfixe.config import ConfigModel, validate_config
 from prixfixe.mcp.server import build_server
+from tests.search_text import searched
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -112,8 +113,7 @@ def test_the_plugin_example_registers_and_runs() -> None:
     async def scenario() -> dict[str, object] | None:
         async with Client(build_server(app), mode="legacy") as client:
             found = await client.call_tool("tool_search", {"query": "hot in Lisbon"})
-            assert found.structured_content is not None
-            assert found.structured_content["results"][0]["name"] == "weather.forecast"
+            assert searched(found).names[0] == "weather.forecast"
             result = await client.call_tool(
                 "tool_invoke", {"name": "weather.forecast", "arguments": {"city": "Lisbon"}}
             )

@@ -41,8 +41,11 @@ if TYPE_CHECKING:
     from prixfixe.system.capability_index import CapabilityIndex
     from prixfixe.tools.finder import Finder
 
-#: The most tools a default `tools/list` may hold. A test pins it; raising it is a design change.
-DEFAULT_TOOL_BUDGET = 12
+#: The most tools a default `tools/list` may hold, and the most cl100k tokens its compact JSON
+#: (`App.list_tools_json`, output schemas included) may cost. Tests pin both; raising either is
+#: a design change.
+DEFAULT_TOOL_BUDGET = 7
+DEFAULT_TOKEN_BUDGET = 1200
 #: MCP log levels, least severe first (RFC 5424 order).
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 

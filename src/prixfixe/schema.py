@@ -11,6 +11,7 @@ are dropped.
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 from pydantic import BaseModel
@@ -48,7 +49,6 @@ def _inline(node: Any, defs: dict[str, Any], seen: frozenset[str]) -> Any:
             siblings = {k: v for k, v in node.items() if k != "$ref"}
             return {**target, **_inline(siblings, defs, seen)}
         return dict(node)
-    node = _merge_nullable(node)
     out: dict[str, Any] = {}
     for key, value in node.items():
         if key in _DROP_KEYS and isinstance(value, str):
@@ -62,7 +62,7 @@ def _inline(node: Any, defs: dict[str, Any], seen: frozenset[str]) -> Any:
             out[key] = {name: _inline(sub, defs, seen) for name, sub in value.items()}
         else:
             out[key] = _inline(value, defs, seen)
-    return out
+    return _merge_nullable(out)  # after inlining, so `Model | None` sees the model's type
 
 
 def _merge_nullable(node: dict[str, Any]) -> dict[str, Any]:
@@ -102,3 +102,81 @@ def _has_ref(node: Any) -> bool:
     if isinstance(node, list):
         return any(_has_ref(v) for v in node)
     return False
+
+
+# -- schemas as a model reads them ------------------------------------------------------------
+
+#: How deep `schema_lines` follows nested objects before it says only "object".
+_MAX_DEPTH = 2
+
+
+def type_text(node: Any) -> str:
+    """A short type for one schema node: `string`, `integer|null`, `date`, `a|b|c`,
+    `array of string`, `object`."""
+    if not isinstance(node, dict):
+        return "any"
+    if "enum" in node and isinstance(node["enum"], list):
+        return "|".join(json.dumps(v) if not isinstance(v, str) else v for v in node["enum"])
+    if "const" in node:
+        return json.dumps(node["const"])
+    options = node.get("anyOf") or node.get("oneOf")
+    if isinstance(options, list):
+        return "|".join(dict.fromkeys(type_text(o) for o in options))
+    kind = node.get("type")
+    kinds = kind if isinstance(kind, list) else [kind] if isinstance(kind, str) else []
+    out = []
+    for k in kinds:
+        if k == "string" and isinstance(node.get("format"), str):
+            out.append(node["format"])  # date, date-time, uri: more telling than "string"
+        elif k == "array":
+            items = node.get("items")
+            out.append(f"array of {type_text(items)}" if isinstance(items, dict) else "array")
+        else:
+            out.append(k)
+    return "|".join(out) if out else "any"
+
+
+def schema_lines(schema: dict[str, Any], depth: int = 0, prefix: str = "") -> list[str]:
+    """An object schema's properties as one line each, for a model to read: `- name (type,
+    required, default 5): description`; nested object properties follow as `parent.child`."""
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return []
+    required = set(schema.get("required") or ())
+    lines: list[str] = []
+    for name, node in properties.items():
+        if not isinstance(node, dict):
+            continue
+        path = f"{prefix}{name}"
+        notes = [type_text(node)]
+        if name in required:
+            notes.append("required")
+        if "default" in node and node["default"] not in (None, [], {}):
+            notes.append(f"default {json.dumps(node['default'], ensure_ascii=False)}")
+        description = node.get("description")
+        tail = f": {description}" if isinstance(description, str) and description else ""
+        lines.append(f"- {path} ({', '.join(notes)}){tail}")
+        nested = node.get("items") if node.get("type") == "array" else node
+        if isinstance(nested, dict) and depth < _MAX_DEPTH and nested.get("properties"):
+            inner = f"{path}[]." if nested is not node else f"{path}."
+            lines += schema_lines(nested, depth + 1, inner)
+    return lines
+
+
+def shape_text(schema: dict[str, Any]) -> str:
+    """An object schema as one compact line of field names, `?` marking optional ones, with
+    nested objects in braces: `id, records: [{id, gen, record, closed?}], next_cursor?`."""
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return type_text(schema)
+    required = set(schema.get("required") or ())
+    parts = []
+    for name, node in properties.items():
+        mark = "" if name in required else "?"
+        is_array = isinstance(node, dict) and node.get("type") == "array"
+        inner = node.get("items") if is_array else None
+        if isinstance(inner, dict) and isinstance(inner.get("properties"), dict):
+            parts.append(f"{name}{mark}: [{{{shape_text(inner)}}}]")
+        else:
+            parts.append(f"{name}{mark}")
+    return ", ".join(parts)

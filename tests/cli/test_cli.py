@@ -30,7 +30,8 @@ def test_doctor_reports_versions_config_paths_facets_plugins_and_token_cost(tmp_
     assert str(tmp_path / "prixfixe.toml") in out
     assert "listed core (from default)" in out
     assert "prixfixe.default_plugins.discovery" in out
-    assert f"Default tools/list: {len(CORE_TOOLS)} tools (budget 12)" in out
+    assert f"Default tools/list: {len(CORE_TOOLS)} tools (budget 7)" in out
+    assert "tokens (cl100k_base; budget 1200)" in out
     assert f"Store: {tmp_path / 'prixfixe-home' / 'store.sqlite3'} (not created yet" in out
     assert "kinds: reminder, deadline, countdown" in out
     assert "tokens (cl100k_base)" in out

@@ -22,6 +22,7 @@ from prixfixe.core.registry import Registry
 from prixfixe.errors import RegistryError
 from tests.conftest import CORE_TOOLS, AppFactory
 from tests.plugin_fixtures import NoteInput, add_note, many_tools_plugin
+from tests.search_text import searched
 from tests.step_fixtures import EchoData, EchoParams
 
 GOOD_PLUGIN = """
@@ -161,8 +162,7 @@ async def test_entry_point_plugin_tool_is_invoked_through_the_trio_over_stdio(
     with anyio.fail_after(30):
         async with Client(params, mode="legacy") as client:
             found = await client.call_tool("tool_search", {"query": "say hello to someone"})
-            assert found.structured_content is not None
-            assert found.structured_content["results"][0]["name"] == "greet"
+            assert searched(found).names[0] == "greet"
             result = await client.call_tool(
                 "tool_invoke", {"name": "greet", "arguments": {"who": "Ada"}}
             )

@@ -10,6 +10,7 @@ from mcp.shared.exceptions import MCPError
 
 from prixfixe.mcp.server import build_server
 from tests.conftest import CORE_TOOLS, AppFactory
+from tests.search_text import searched
 
 pytestmark = pytest.mark.anyio
 
@@ -24,10 +25,14 @@ async def test_default_listing_is_the_core_facet_with_annotations(
     search = result.tools[0]
     assert search.annotations is not None
     assert search.annotations.read_only_hint is True
-    assert search.output_schema is not None
+    # The trio's results are text for the model: no output schema costs listing tokens.
+    assert search.output_schema is None
     invoke = result.tools[2]
     assert invoke.annotations is not None
     assert invoke.annotations.read_only_hint is False
+    # Clients that defer tools until searched keep the trio loaded, and only the trio.
+    always = [t.name for t in result.tools if (t.meta or {}).get("anthropic/alwaysLoad")]
+    assert always == ["tool_search", "tool_describe", "tool_invoke"]
 
 
 async def test_instructions_name_the_trio_and_facet_provenance(make_app: AppFactory) -> None:
@@ -45,18 +50,21 @@ async def test_search_describe_invoke_reach_an_unlisted_tool(
         listed = {t.name for t in (await client.list_tools()).tools}
         assert "weather.forecast" not in listed
 
-        found = await client.call_tool("tool_search", {"query": "temperature forecast for a city"})
-        assert found.is_error is False
-        assert found.structured_content is not None
-        assert found.structured_content["results"][0]["name"] == "weather.forecast"
-        assert found.structured_content["good_match"] is True
+        found = searched(
+            await client.call_tool("tool_search", {"query": "temperature forecast for a city"})
+        )
+        assert found.names[0] == "weather.forecast"
+        assert found.good_match is True
+        assert "listed" not in found.notes["weather.forecast"]
 
         described = await client.call_tool("tool_describe", {"name": "weather.forecast"})
-        data = described.structured_content
-        assert data is not None
-        assert data["listed"] is False
-        assert data["input_schema"]["required"] == ["city"]
-        assert data["output_schema"]["properties"]["highs"]["type"] == "array"
+        assert described.structured_content is None
+        text = described.content[0].text  # type: ignore[union-attr]
+        assert "tool_invoke(name='weather.forecast'" in text, "unlisted: says how to call it"
+        assert "- city (string, required)" in text
+        assert "- days (integer" in text
+        assert "required" not in text.split("- days")[1]
+        assert "Returns: city, days, highs" in text
 
         called = await client.call_tool(
             "tool_invoke", {"name": "weather.forecast", "arguments": {"city": "Lisbon", "days": 2}}
@@ -73,13 +81,17 @@ async def test_structured_content_validates_against_the_advertised_output_schema
 
     async with Client(build_server(make_app()), mode=revision) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-        result = await client.call_tool("tool_search", {"query": "add a note"})
-    schema = tools["tool_search"].output_schema
+        result = await client.call_tool(
+            "store_put",
+            {"kind": "reminder", "record": {"text": "renew the passport", "due": "2026-11-27"}},
+        )
+    schema = tools["store_put"].output_schema
     assert schema is not None
     Draft202012Validator(schema).validate(result.structured_content)
-    # The serialized JSON also travels as text for clients that read only text.
-    texts = [c.text for c in result.content if c.type == "text"]
-    assert json.dumps(result.structured_content, ensure_ascii=False) in texts
+    # The payload travels once for the model: one text block, not the JSON a second time.
+    (block,) = result.content
+    assert block.type == "text"
+    assert block.text == "Created reminder 1 (store generation 1)."
 
 
 async def test_unknown_tool_is_a_protocol_error_with_suggestions(
@@ -174,7 +186,7 @@ async def test_denied_facet_is_gone_from_listing_search_and_invocation(
         listed = {t.name for t in (await client.list_tools()).tools}
         assert "weather.forecast" not in listed
         found = await client.call_tool("tool_search", {"query": "weather forecast temperature"})
-        assert "weather.forecast" not in {r["name"] for r in found.structured_content["results"]}  # type: ignore[index]
+        assert "weather.forecast" not in searched(found).names
         via_trio = await client.call_tool(
             "tool_invoke", {"name": "weather.forecast", "arguments": {"city": "x"}}
         )
@@ -217,12 +229,10 @@ async def test_search_with_nothing_fitting_says_no_good_match_with_weak_nearest(
         result = await client.call_tool(
             "tool_search", {"query": "transcode the city council video into hevc"}
         )
-    data = result.structured_content
-    assert data is not None
-    assert data["good_match"] is False
-    assert data["results"], "the nearest tools are still shown"
-    assert all(r["weak"] for r in data["results"])
-    assert "No good match" in result.content[0].text  # type: ignore[union-attr]
+    found = searched(result)
+    assert found.good_match is False
+    assert found.names, "the nearest tools are still shown"
+    assert found.text.startswith("No good match for 'transcode the city council video")
 
 
 async def test_search_sharing_no_term_with_any_tool_says_no_good_match(
@@ -230,18 +240,15 @@ async def test_search_sharing_no_term_with_any_tool_says_no_good_match(
 ) -> None:
     async with Client(build_server(make_app()), mode="legacy") as client:
         result = await client.call_tool("tool_search", {"query": "transcode video hevc"})
-    assert result.structured_content == {
-        "query": "transcode video hevc",
-        "good_match": False,
-        "results": [],
-    }
-    assert "No good match" in result.content[0].text  # type: ignore[union-attr]
+    found = searched(result)
+    assert (found.good_match, found.names) == (False, [])
+    assert found.text.startswith("No tool fits 'transcode video hevc'")
 
 
 async def test_search_facet_filter_and_unknown_facet(make_app: AppFactory) -> None:
     async with Client(build_server(make_app()), mode="legacy") as client:
         only = await client.call_tool("tool_search", {"query": "note", "facet": "notes"})
-        assert {r["name"] for r in only.structured_content["results"]} == {"notes_add"}  # type: ignore[index]
+        assert set(searched(only).names) == {"notes_add"}
         bad = await client.call_tool("tool_search", {"query": "note", "facet": "nope"})
     assert bad.is_error is True
     assert "unknown facet 'nope'" in bad.content[0].text  # type: ignore[union-attr]
@@ -251,9 +258,11 @@ async def test_search_facet_filter_and_unknown_facet(make_app: AppFactory) -> No
 async def test_search_results_never_carry_schemas(make_app: AppFactory) -> None:
     async with Client(build_server(make_app()), mode="legacy") as client:
         result = await client.call_tool("tool_search", {"query": "forecast", "limit": 10})
-    for row in result.structured_content["results"]:  # type: ignore[index]
-        assert set(row) == {"name", "summary", "facet", "mutates", "score", "weak"}
-        assert "\n" not in row["summary"]
+    found = searched(result)
+    assert found.names
+    for row in found.text.splitlines()[1:]:  # one line a tool: name, notes, first sentence
+        assert "{" not in row
+        assert "schema" not in row.lower()
 
 
 async def test_arguments_of_the_wrong_shape_and_oversized_payloads_are_refused_clearly(

@@ -14,11 +14,12 @@ def test_the_report_counts_the_tools_and_tokens_of_the_real_default_listing(
     make_app: AppFactory,
 ) -> None:
     app = make_app()
-    report = doctor_report(app, tool_budget=DEFAULT_TOOL_BUDGET)
+    report = doctor_report(app, tool_budget=DEFAULT_TOOL_BUDGET, token_budget=1200)
     listing = app.list_tools_json()
     assert report["tools_list"] == {
         "tools": len(CORE_TOOLS),
         "budget": DEFAULT_TOOL_BUDGET,
+        "token_budget": 1200,
         "bytes": len(listing.encode()),
         "tokens": {
             "cl100k_base": count_tokens(listing, "cl100k_base"),

@@ -83,7 +83,8 @@ def _print_report(report: dict[str, Any], over: bool) -> None:
     out.print(
         f"\n[bold]Default tools/list[/]: [{colour}]{tl['tools']} tools[/] "
         f"(budget {tl['budget']}) of {report['registered_tools']} registered; "
-        f"{tl['bytes']} bytes, {tl['tokens']['cl100k_base']} tokens (cl100k_base), "
+        f"{tl['bytes']} bytes, {tl['tokens']['cl100k_base']} tokens (cl100k_base; budget "
+        f"{tl['token_budget']}), "
         f"{tl['tokens']['o200k_base']} (o200k_base)"
     )
     res = report["resources"]
@@ -99,12 +100,15 @@ def _print_report(report: dict[str, Any], over: bool) -> None:
 @friendly
 def doctor(as_json: bool) -> None:
     """Check the installation: versions, config, facets, plugins, tools/list cost."""
-    from prixfixe.app import DEFAULT_TOOL_BUDGET, App
+    from prixfixe.app import DEFAULT_TOKEN_BUDGET, DEFAULT_TOOL_BUDGET, App
     from prixfixe.system.doctor import doctor_report
 
-    report = doctor_report(App.build(), tool_budget=DEFAULT_TOOL_BUDGET)
+    report = doctor_report(
+        App.build(), tool_budget=DEFAULT_TOOL_BUDGET, token_budget=DEFAULT_TOKEN_BUDGET
+    )
     problems = [p for p in report["plugins"] if p["status"].startswith("failed")]
-    over = report["tools_list"]["tools"] > report["tools_list"]["budget"]
+    tl = report["tools_list"]
+    over = tl["tools"] > tl["budget"] or tl["tokens"]["cl100k_base"] > tl["token_budget"]
     if as_json:
         echo_json(report)
     else:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import click
 
-from prixfixe.cli._common import build_app, call_tool, console, echo_json, escape, friendly, yes
+from prixfixe.cli._common import build_app, console, echo_json, escape, friendly, yes
 
 
 @click.group()
@@ -25,10 +24,9 @@ def tools_search(query: str, limit: int, facet: str | None, as_json: bool) -> No
     """Rank tools for QUERY (what you want to do, in a few words)."""
     from rich.table import Table
 
-    args: dict[str, Any] = {"query": query, "limit": limit}
-    if facet:
-        args["facet"] = facet
-    data = call_tool(build_app(), "tool_search", args).structured_content
+    from prixfixe.tools.discovery import search_data
+
+    data = search_data(build_app(), query, limit=limit, facet=facet).model_dump(mode="json")
     if as_json:
         echo_json(data)
         return
@@ -56,7 +54,9 @@ def tools_describe(name: str, as_json: bool) -> None:
     """Show tool NAME in full: description, schemas, facet, usage."""
     from rich.syntax import Syntax
 
-    data = call_tool(build_app(), "tool_describe", {"name": name}).structured_content
+    from prixfixe.tools.discovery import describe_data
+
+    data = describe_data(build_app(), name).model_dump(mode="json")
     if as_json:
         echo_json(data)
         return

@@ -85,6 +85,8 @@ class Tool:
     usage: str = ""
     destructive: bool | None = None
     idempotent: bool | None = None
+    #: Clients that defer tools until searched (`_meta["anthropic/alwaysLoad"]`) keep it loaded.
+    always_load: bool = False
     owner: str = field(default="", compare=False)
 
     @property
@@ -126,16 +128,16 @@ class RegisteredTool:
 
     @cached_property
     def annotations(self) -> types.ToolAnnotations:
+        # Only hints that say something: the spec reads destructive and idempotent only when a
+        # tool is not read-only, and their defaults (destructive, not idempotent) go unsaid.
+        # No annotation title: the tool's own `title` says it once, and bytes cost tokens.
         tool = self.tool
         if not tool.mutates:
-            return types.ToolAnnotations(
-                read_only_hint=True, destructive_hint=False, idempotent_hint=True
-            )
-        # No annotation title: the tool's own `title` says it once, and bytes cost tokens.
+            return types.ToolAnnotations(read_only_hint=True)
         return types.ToolAnnotations(
             read_only_hint=False,
-            destructive_hint=True if tool.destructive is None else tool.destructive,
-            idempotent_hint=bool(tool.idempotent),
+            destructive_hint=False if tool.destructive is False else None,
+            idempotent_hint=True if tool.idempotent else None,
         )
 
     @cached_property
@@ -148,6 +150,7 @@ class RegisteredTool:
             input_schema=self.input_schema,
             output_schema=self.output_schema,
             annotations=self.annotations,
+            _meta={"anthropic/alwaysLoad": True} if self.tool.always_load else None,
         )
 
 

@@ -27,7 +27,7 @@ from prixfixe.routines.engine import OnStep
 from prixfixe.routines.report import Report, StepResult
 from prixfixe.routines.service import Routines
 from prixfixe.routines.spec import Routine
-from prixfixe.schema import model_schema
+from prixfixe.schema import model_schema, shape_text
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ class ListInput(BaseModel):
 class RunInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(description="Routine name, e.g. morning.")
+    name: str
     format: Format = "markdown"
     schema_major: dict[str, int] = _pins()
 
@@ -72,6 +72,14 @@ class StepsListInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     type: str | None = Field(default=None, description="One type; omit for all.")
+
+
+class RoutinesOutput(BaseModel):
+    routines: list[dict[str, Any]]
+
+
+class StepTypesOutput(BaseModel):
+    step_types: list[dict[str, Any]]
 
 
 class ReportGetInput(BaseModel):
@@ -160,7 +168,7 @@ async def routine_list(ctx: ToolContext, args: ListInput) -> ToolResult:
         steps = ", ".join(f"{s.name} ({s.type.name})" for s in r.steps)
         about = f": {r.description}" if r.description else ""
         lines.append(f"- {r.name} [{r.source}]{about} Steps: {steps}.")
-    return ToolResult(text="\n".join(lines), data={"routines": rows})
+    return ToolResult(text="\n".join(lines), data=RoutinesOutput(routines=rows))
 
 
 async def routine_run(ctx: ToolContext, args: RunInput) -> types.CallToolResult:
@@ -210,11 +218,12 @@ async def steps_list(ctx: ToolContext, args: StepsListInput) -> ToolResult:
         }
         for t in chosen
     ]
-    lines = ["Step types (data schema version; run one with step_run or in routine_eval):"]
+    lines = ["Step types (run one with step_run, several with routine_eval):"]
     for t in chosen:
-        params = ", ".join(t.params_model.model_fields) or "none"
-        lines.append(f"- {t.name} v{t.version}: {t.summary} Params: {params}.")
-    return ToolResult(text="\n".join(lines), data={"step_types": rows})
+        params = shape_text(model_schema(t.params_model)) or "none"
+        data = shape_text(data_schema(t))
+        lines.append(f"- {t.name} v{t.version}: {t.summary} Params: {params}. Data: {data}.")
+    return ToolResult(text="\n".join(lines), data=StepTypesOutput(step_types=rows))
 
 
 # -- registration ---------------------------------------------------------------------------
@@ -237,9 +246,10 @@ def register_tools(register: Callable[[Tool], None]) -> None:
             title="List routines",
             description="List routines (configured step sequences, each making one report).",
             input_model=ListInput,
+            output_model=RoutinesOutput,
             handler=routine_list,
             mutates=False,
-            facet="core",
+            facet="routines",
             keywords=("routines", "dashboard", "morning", "list", "configured"),
             examples=("which routines are there", "what does the morning routine run"),
         )
@@ -248,17 +258,31 @@ def register_tools(register: Callable[[Tool], None]) -> None:
         Tool(
             name="routine_run",
             title="Run a routine",
-            description=(
-                "Run a routine and keep its report. Failed steps are reported in it, not fatal."
-            ),
+            description="Run a routine such as morning; keep its report (failed steps too).",
             input_model=RunInput,
             output_model=Report,
             handler=routine_run,
             mutates=True,
             destructive=False,
             facet="core",
-            keywords=("routine", "run", "dashboard", "morning", "report", "status", "daily"),
-            examples=("run my morning dashboard", "what is the state of my repos"),
+            keywords=(
+                "routine",
+                "run",
+                "dashboard",
+                "morning",
+                "report",
+                "status",
+                "daily",
+                "repositories",
+                "commits",
+                "unpushed",
+                "git",
+            ),
+            examples=(
+                "run my morning dashboard",
+                "what is the state of my repos",
+                "which repos have uncommitted changes",
+            ),
             usage=(
                 "Progress is sent per step when the request has a progress token; cancelling "
                 "stops the remaining steps. The report's generation identifies it for "
@@ -276,7 +300,7 @@ def register_tools(register: Callable[[Tool], None]) -> None:
             handler=step_run,
             mutates=True,
             destructive=False,
-            facet="core",
+            facet="routines",
             keywords=("step", "run", "git", "status", "deadline", "countdown", "board"),
             examples=("check git status of a repo", "how many days until a deadline"),
             usage=f"Params are the step type's, as steps_list shows them. {PIN_USAGE}",
@@ -288,9 +312,10 @@ def register_tools(register: Callable[[Tool], None]) -> None:
             title="List step types",
             description="List step types: params, data JSON Schema and schema version.",
             input_model=StepsListInput,
+            output_model=StepTypesOutput,
             handler=steps_list,
             mutates=False,
-            facet="core",
+            facet="routines",
             keywords=("step", "types", "schema", "version", "data", "contract"),
             examples=("which step types exist", "what data does git-status return"),
         )
@@ -304,7 +329,7 @@ def register_tools(register: Callable[[Tool], None]) -> None:
             output_model=Report,
             handler=report_get,
             mutates=False,
-            facet="core",
+            facet="routines",
             keywords=("report", "latest", "previous", "generation", "dashboard", "again"),
             examples=("show the last morning report", "what did the dashboard say"),
             usage=f"routine narrows it to one routine's reports. {PIN_USAGE}",
@@ -323,7 +348,7 @@ def register_tools(register: Callable[[Tool], None]) -> None:
             handler=routine_eval,
             mutates=True,
             destructive=False,
-            facet="core",
+            facet="routines",
             keywords=("routine", "inline", "steps", "evaluate", "adhoc", "compose"),
             examples=("run git-status and reminders together",),
             usage=(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio.to_thread
@@ -20,7 +20,7 @@ from prixfixe.declarations.kinds import StoreKind
 from prixfixe.declarations.resource import ResourceContext, ResourceTemplate
 from prixfixe.declarations.tool import Tool, ToolContext, ToolResult
 from prixfixe.errors import ResourceNotFoundError, UnknownRecordError
-from prixfixe.schema import model_schema
+from prixfixe.schema import model_schema, schema_lines, shape_text
 from prixfixe.store.api import MAX_LIMIT, StoredRecord
 from prixfixe.store.query import OPERATORS
 from prixfixe.store.records import find_kind
@@ -105,11 +105,20 @@ BUILTIN_KINDS = (
 # -- tool inputs and outputs ----------------------------------------------------------------
 
 
+def fields_hint(kinds: Iterable[StoreKind]) -> str:
+    """Each kind's fields in one line, `?` marking optional ones: what an agent needs to put a
+    record right the first time, without a store_kinds call."""
+    return "; ".join(f"{k.name}: {shape_text(model_schema(k.model))}" for k in kinds)
+
+
 class PutInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    kind: str = Field(description="Record kind, e.g. reminder.")
-    record: dict[str, Any] = Field(description="Fields; with id, only those to change.")
+    kind: str = Field(description="Record kind: reminder, deadline, countdown, or see store_kinds.")
+    record: dict[str, Any] = Field(
+        description=f"Fields (dates YYYY-MM-DD); with id, only those to change. "
+        f"{fields_hint(BUILTIN_KINDS)}."
+    )
     id: int | None = Field(default=None, description="Update this record.")
 
 
@@ -119,8 +128,8 @@ class QueryInput(BaseModel):
     kind: str
     where: dict[str, Any] | None = Field(
         default=None,
-        description='AND of field tests, e.g. {"due":{"<=":"2026-12-01"},"text":{"contains":'
-        '"tax"}}; ops = < <= > >= in contains',
+        description='Field tests, all must hold: {"due":{"<=":"2026-12-01"}}; ops < <= > >= '
+        "in contains",
     )
     order_by: str | None = Field(default=None, description="Field; -field descending. Default id.")
     limit: int = Field(default=50, ge=1, le=MAX_LIMIT)
@@ -149,7 +158,7 @@ class WrittenOutput(BaseModel):
 
 class RecordOutput(BaseModel):
     id: int
-    gen: int = Field(description="Generation of its last change.")
+    gen: int  # the generation of its last change
     record: dict[str, Any]
     closed: bool
     reason: str | None = None
@@ -210,11 +219,22 @@ async def store_query(ctx: ToolContext, args: QueryInput) -> ToolResult:
         records=[_record(r) for r in page.records],
         next_cursor=page.next_cursor,
     )
-    more = "; more with cursor=next_cursor" if page.next_cursor else ""
-    return ToolResult(
-        text=f"{len(page.records)} {page.kind} records (generation {page.generation}){more}.",
-        data=data,
-    )
+    return ToolResult(text=query_text(data), data=data)
+
+
+def query_text(data: QueryOutput) -> str:
+    """The page as the model reads it: a count, then one line a record (its fields as compact
+    JSON), and how to get the next page."""
+    count = len(data.records)
+    noun = data.kind if count == 1 else f"{data.kind} records"
+    lines = [f"{count} {noun} (generation {data.generation}){':' if count else '.'}"]
+    for r in data.records:
+        closed = f" closed ({r.reason})" if r.closed and r.reason else " closed" if r.closed else ""
+        fields = json.dumps(r.record, ensure_ascii=False, separators=(",", ":"))
+        lines.append(f"- id {r.id}{closed}: {fields}")
+    if data.next_cursor:
+        lines.append(f"More: cursor={data.next_cursor!r}")
+    return "\n".join(lines)
 
 
 async def store_close(ctx: ToolContext, args: CloseInput) -> ToolResult:
@@ -243,11 +263,11 @@ async def store_kinds(ctx: ToolContext, args: KindsInput) -> ToolResult:
     kinds = ctx.app.registry.kinds
     chosen = [find_kind(kinds, args.kind)] if args.kind else list(kinds.values())
     data = KindsOutput(kinds=[describe_kind(k) for k in chosen])
-    lines = [
-        f"- {k.name} (v{k.version}, {k.owner}): {k.description} Fields: " + ", ".join(k.fields)
-        for k in chosen
-    ]
-    return ToolResult(text="Store kinds; JSON Schemas follow.\n" + "\n".join(lines), data=data)
+    lines: list[str] = []
+    for kind, shown in zip(chosen, data.kinds, strict=True):
+        lines.append(f"{kind.name} (v{kind.version}, {kind.owner}): {kind.description}")
+        lines += schema_lines(shown.schema_)
+    return ToolResult(text="\n".join(lines), data=data)
 
 
 # -- registration ---------------------------------------------------------------------------
@@ -280,18 +300,45 @@ def register_tools(register: Callable[[Tool], None]) -> None:
         Tool(
             name="store_put",
             title="Save a record",
-            description=(
-                "Create a record of a kind (reminder, deadline, countdown, ...) or update one "
-                "by id. Returns its id and the store generation."
-            ),
+            description="Create a record of a kind, or update one by id.",
             input_model=PutInput,
             output_model=WrittenOutput,
             handler=store_put,
             mutates=True,
             destructive=False,
             facet="core",
-            keywords=("store", "save", "create", "update", "add", "remember", "record"),
-            examples=("add a reminder", "save a deadline", "change a reminder's due date"),
+            keywords=(
+                "store",
+                "save",
+                "create",
+                "update",
+                "add",
+                "remember",
+                "record",
+                "remind",
+                "reminder",
+                "deadline",
+                "countdown",
+                "set",
+                "schedule",
+                "due",
+                "tomorrow",
+                "monday",
+                "tuesday",
+                "wednesday",
+                "thursday",
+                "friday",
+                "saturday",
+                "sunday",
+            ),
+            examples=(
+                "add a reminder",
+                "save a deadline",
+                "change a reminder's due date",
+                "remind me to pay the rent on monday",
+                "set a reminder for tomorrow",
+                "start a countdown to the launch",
+            ),
             usage=(
                 f"{kinds_hint} With id, the given fields replace the stored ones (null clears "
                 "an optional field); a closed record cannot be changed. A record that fails "
@@ -303,17 +350,32 @@ def register_tools(register: Callable[[Tool], None]) -> None:
         Tool(
             name="store_query",
             title="Query records",
-            description=(
-                "List records of a kind, filtered and sorted, a page at a time. Closed "
-                "records only with include_closed."
-            ),
+            description="List records of a kind, filtered and sorted, a page at a time.",
             input_model=QueryInput,
             output_model=QueryOutput,
             handler=store_query,
             mutates=False,
             facet="core",
-            keywords=("store", "find", "list", "search", "filter", "records", "due"),
-            examples=("which reminders are due this week", "list open deadlines"),
+            keywords=(
+                "store",
+                "find",
+                "list",
+                "search",
+                "filter",
+                "records",
+                "due",
+                "reminders",
+                "deadlines",
+                "countdowns",
+                "open",
+                "upcoming",
+            ),
+            examples=(
+                "which reminders are due this week",
+                "list open deadlines",
+                "what deadlines do I have",
+                "show my reminders",
+            ),
             usage=f"{FILTER_HELP} {kinds_hint}",
         )
     )
@@ -321,18 +383,27 @@ def register_tools(register: Callable[[Tool], None]) -> None:
         Tool(
             name="store_close",
             title="Close a record",
-            description=(
-                "Close a record (done, cancelled). It leaves default queries but is kept, "
-                "with its history."
-            ),
+            description="Close a record (done, cancelled); it is kept, with its history.",
             input_model=CloseInput,
             output_model=WrittenOutput,
             handler=store_close,
             mutates=True,
             destructive=False,
             facet="core",
-            keywords=("store", "done", "complete", "finish", "cancel", "dismiss", "archive"),
-            examples=("mark a reminder done", "cancel a deadline"),
+            keywords=(
+                "store",
+                "done",
+                "complete",
+                "finish",
+                "cancel",
+                "dismiss",
+                "archive",
+                "close",
+                "delete",
+                "remove",
+                "mark",
+            ),
+            examples=("mark a reminder done", "cancel a deadline", "delete an old countdown"),
             usage="Closing is final: the record stays readable with include_closed.",
         )
     )
@@ -340,10 +411,7 @@ def register_tools(register: Callable[[Tool], None]) -> None:
         Tool(
             name="store_kinds",
             title="Store kinds",
-            description=(
-                "Show the store's record kinds with each one's fields as a JSON Schema, its "
-                "version and owner."
-            ),
+            description="The store's record kinds: each one's fields, version and owner.",
             input_model=KindsInput,
             output_model=KindsOutput,
             handler=store_kinds,

@@ -59,9 +59,12 @@ def _dist_version(name: str) -> str:
         return "not installed"
 
 
-def doctor_report(app: DoctorSubject, *, tool_budget: int) -> dict[str, Any]:
-    """The report as JSON-ready data; `tool_budget` is the most tools a default listing may
-    hold, reported beside the count so a reader sees whether it is over."""
+def doctor_report(
+    app: DoctorSubject, *, tool_budget: int, token_budget: int = 1200
+) -> dict[str, Any]:
+    """The report as JSON-ready data; `tool_budget` and `token_budget` are the most tools and
+    cl100k tokens a default listing may hold, reported beside the figures so a reader sees
+    whether it is over."""
     listing = app.list_tools_json()
     store_path = app.home / STORE_FILENAME
     grant = app.routines.gate.grant
@@ -108,6 +111,7 @@ def doctor_report(app: DoctorSubject, *, tool_budget: int) -> dict[str, Any]:
         "tools_list": {
             "tools": len(app.listed_tools()),
             "budget": tool_budget,
+            "token_budget": token_budget,
             "bytes": len(listing.encode()),
             "tokens": token_counts(listing),
         },

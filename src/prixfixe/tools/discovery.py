@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 from pydantic import BaseModel, ConfigDict, Field
@@ -12,6 +11,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from prixfixe.declarations.hookspecs import hookimpl
 from prixfixe.declarations.tool import Tool, ToolContext, ToolResult
 from prixfixe.errors import ToolRefusedError
+from prixfixe.schema import schema_lines, shape_text
+
+if TYPE_CHECKING:
+    from prixfixe.declarations.host import Host
 
 TRIO = frozenset({"tool_search", "tool_describe", "tool_invoke"})
 
@@ -44,7 +47,7 @@ class SearchOutput(BaseModel):
 class DescribeInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(description="Exact tool name, as tool_search returned it.", min_length=1)
+    name: str = Field(description="Exact tool name.", min_length=1)
 
 
 class DescribeOutput(BaseModel):
@@ -65,14 +68,15 @@ class DescribeOutput(BaseModel):
 class InvokeInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(description="Exact tool name, as tool_search returned it.", min_length=1)
+    name: str = Field(description="Exact tool name.", min_length=1)
     arguments: dict[str, Any] = Field(
-        default_factory=dict, description="Arguments matching the tool's input schema."
+        default_factory=dict, description="As tool_describe shows them."
     )
 
 
-async def tool_search(ctx: ToolContext, args: SearchInput) -> ToolResult:
-    outcome = ctx.app.finder.find(args.query, limit=args.limit, facet=args.facet)
+def search_data(host: Host, query: str, limit: int = 5, facet: str | None = None) -> SearchOutput:
+    """The ranked tools for `query`, as data (what `prixfixe tools search --json` prints)."""
+    outcome = host.finder.find(query, limit=limit, facet=facet)
     matches = [
         SearchMatch(
             name=f.entry.name,
@@ -84,36 +88,45 @@ async def tool_search(ctx: ToolContext, args: SearchInput) -> ToolResult:
         )
         for f in outcome.found
     ]
-    data = SearchOutput(query=args.query, good_match=outcome.good_match, results=matches)
-    lines: list[str] = []
-    if not matches:
-        lines.append(
-            f"No good match for {args.query!r}: no tool shares a term with it. "
-            "Try other words for the same task."
-        )
-    elif not outcome.good_match:
-        lines.append(f"No good match for {args.query!r}. Nearest tools, all weak matches:")
-    else:
-        lines.append(f"Tools for {args.query!r}, best first:")
-    for m in matches:
-        flag = ", mutates" if m.mutates else ""
-        weak = " (weak)" if m.weak and outcome.good_match else ""
-        lines.append(f"- {m.name} [{m.facet}{flag}]{weak}: {m.summary}")
-    if matches:
-        lines.append("Next: tool_describe(name) for its schema; tool_invoke(name, arguments).")
-    return ToolResult(text="\n".join(lines), data=data)
+    return SearchOutput(query=query, good_match=outcome.good_match, results=matches)
 
 
-async def tool_describe(ctx: ToolContext, args: DescribeInput) -> ToolResult:
-    entry = ctx.app.reachable(args.name)
+def search_text(data: SearchOutput, listed: Callable[[str], bool]) -> str:
+    """What the model reads of a search: one line a tool, strong fits only when there are any
+    (near misses only when nothing fits), and no schema."""
+    if not data.results:
+        return f"No tool fits {data.query!r}. Try other words for the same task."
+    strong = [m for m in data.results if not m.weak] if data.good_match else []
+    shown = strong or data.results
+    head = (
+        f"Best for {data.query!r}:"
+        if data.good_match
+        else f"No good match for {data.query!r}; nearest:"
+    )
+    lines = [head]
+    for m in shown:
+        notes = [n for n, on in (("listed", listed(m.facet)), ("mutates", m.mutates)) if on]
+        shown_notes = f" ({', '.join(notes)})" if notes else ""
+        lines.append(f"- {m.name}{shown_notes}: {m.summary}")
+    return "\n".join(lines)
+
+
+async def tool_search(ctx: ToolContext, args: SearchInput) -> ToolResult:
+    data = search_data(ctx.app, args.query, limit=args.limit, facet=args.facet)
+    return ToolResult(text=search_text(data, ctx.app.exposure.listed), data=data)
+
+
+def describe_data(host: Host, name: str) -> DescribeOutput:
+    """Everything about one reachable tool, as data (`prixfixe tools describe --json`)."""
+    entry = host.reachable(name)
     tool = entry.tool
-    data = DescribeOutput(
+    return DescribeOutput(
         name=tool.name,
         title=tool.title,
         description=tool.description,
         facet=tool.facet,
         mutates=tool.mutates,
-        listed=ctx.app.exposure.listed(tool.facet),
+        listed=host.exposure.listed(tool.facet),
         plugin=tool.owner,
         annotations=entry.annotations.model_dump(mode="json", by_alias=True, exclude_none=True),
         input_schema=entry.input_schema,
@@ -121,21 +134,30 @@ async def tool_describe(ctx: ToolContext, args: DescribeInput) -> ToolResult:
         usage=tool.usage,
         examples=list(tool.examples),
     )
-    how = (
-        "listed; call it directly" if data.listed else f"call it with tool_invoke({tool.name!r}, …)"
+
+
+def describe_text(data: DescribeOutput) -> str:
+    """What the model reads of a tool: its description, one line per argument (nested fields
+    as dot paths), the shape it returns and how to call it; not the raw JSON Schemas."""
+    effect = "mutates" if data.mutates else "read-only"
+    call = (
+        f"call {data.name} directly"
+        if data.listed
+        else f"call with tool_invoke(name={data.name!r}, arguments={{...}})"
     )
-    text = [
-        f"# {tool.name} — {tool.title}",
-        f"Facet {tool.facet}; {'mutates state' if tool.mutates else 'read-only'}; {how}.",
-        "",
-        tool.description,
-    ]
-    if tool.usage:
-        text += ["", f"Usage: {tool.usage}"]
-    text += ["", "Input schema:", json.dumps(entry.input_schema, indent=1)]
-    if entry.output_schema is not None:
-        text += ["", "Output schema:", json.dumps(entry.output_schema, indent=1)]
-    return ToolResult(text="\n".join(text), data=data)
+    lines = [f"{data.name} ({effect}; {call})", data.description]
+    arguments = schema_lines(data.input_schema)
+    lines += ["Arguments:", *arguments] if arguments else ["Arguments: none"]
+    if data.output_schema is not None:
+        lines.append(f"Returns: {shape_text(data.output_schema)}")
+    if data.usage:
+        lines.append(f"Usage: {data.usage}")
+    return "\n".join(lines)
+
+
+async def tool_describe(ctx: ToolContext, args: DescribeInput) -> ToolResult:
+    data = describe_data(ctx.app, args.name)
+    return ToolResult(text=describe_text(data), data=data)
 
 
 async def tool_invoke(
@@ -155,16 +177,12 @@ def register_tools(register: Callable[[Tool], None]) -> None:
         Tool(
             name="tool_search",
             title="Search tools",
-            description=(
-                "Find tools for a task among all of prixfixe's tools, listed or not. Returns "
-                "ranked names with one-line summaries (never schemas), or says plainly that "
-                "nothing fits well."
-            ),
+            description="Find tools for a task, listed or not; says so when nothing fits.",
             input_model=SearchInput,
-            output_model=SearchOutput,
             handler=tool_search,
             mutates=False,
             facet="core",
+            always_load=True,
             keywords=("find", "discover", "lookup", "capability"),
             examples=("which tool can do X", "find a tool for reminders"),
             usage="Search first, then tool_describe the best hit, then tool_invoke it.",
@@ -174,15 +192,12 @@ def register_tools(register: Callable[[Tool], None]) -> None:
         Tool(
             name="tool_describe",
             title="Describe a tool",
-            description=(
-                "Show one tool in full: description, input and output JSON Schemas, facet, "
-                "whether it mutates state, and usage notes."
-            ),
+            description="A tool's arguments, what it returns, and how to call it.",
             input_model=DescribeInput,
-            output_model=DescribeOutput,
             handler=tool_describe,
             mutates=False,
             facet="core",
+            always_load=True,
             keywords=("schema", "help", "parameters", "inspect"),
             examples=("what arguments does this tool take",),
             usage="Use the exact name from tool_search.",
@@ -192,15 +207,13 @@ def register_tools(register: Callable[[Tool], None]) -> None:
         Tool(
             name="tool_invoke",
             title="Invoke a tool",
-            description=(
-                "Call any tool by name with arguments matching its input schema, including "
-                "tools that are not listed. Returns that tool's own result."
-            ),
+            description="Call any tool by name, listed or not; returns that tool's result.",
             input_model=InvokeInput,
             handler=tool_invoke,
             mutates=True,
             destructive=True,
             facet="core",
+            always_load=True,
             keywords=("call", "run", "execute"),
             examples=("run a tool that is not listed",),
             usage=(

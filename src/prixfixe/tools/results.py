@@ -60,7 +60,9 @@ def error_result(message: str) -> types.CallToolResult:
 
 
 def to_call_result(entry: RegisteredTool, output: Any) -> types.CallToolResult:
-    """Turn what a handler returned into the wire result; structured data is also text."""
+    """Turn what a handler returned into the wire result. The payload travels once for the
+    model (the text block) and, where the tool's output schema promises it, once for code
+    (`structuredContent`); a `ToolResult`'s text is its compact form, not the JSON again."""
     if isinstance(output, types.CallToolResult):
         return output
     if isinstance(output, CONTENT_TYPES):
@@ -79,17 +81,16 @@ def to_call_result(entry: RegisteredTool, output: Any) -> types.CallToolResult:
         data = _dump(output.data)
     elif isinstance(output, BaseModel):
         data = _dump(output)
-        text = json.dumps(data, ensure_ascii=False)
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     elif isinstance(output, str):
         text, data = output, None
     else:
         raise TypeError(f"tool {entry.name!r} returned {type(output).__name__}")
-    if entry.output_schema is not None and data is None and not is_error:
+    if entry.output_schema is None:
+        data = None  # nothing promised it, and the text already carries it for the model
+    elif data is None and not is_error:
         raise TypeError(f"tool {entry.name!r} declares an output model but returned no data")
     content: list[types.ContentBlock] = [types.TextContent(type="text", text=text)]
-    if data is not None and isinstance(output, ToolResult):
-        # The spec asks for the serialized structured content in a text block too.
-        content.append(types.TextContent(type="text", text=json.dumps(data, ensure_ascii=False)))
     return types.CallToolResult(content=content, structured_content=data, is_error=is_error)
 
 

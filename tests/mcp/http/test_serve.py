@@ -17,6 +17,7 @@ from mcp.shared.exceptions import MCPError
 from tests.conftest import CORE_TOOLS
 from tests.mcp.http.conftest import ServeFactory, connect, server_env, wait_exit
 from tests.mcp.http.plugin import STARTED
+from tests.search_text import searched
 
 # Each test starts a real server process: seconds apiece.
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -50,8 +51,7 @@ async def test_both_revisions_list_call_and_read_over_http(
             tools = await client.list_tools()
             assert [t.name for t in tools.tools] == CORE_TOOLS
             found = await client.call_tool("tool_search", {"query": "describe a tool schema"})
-            assert found.structured_content is not None
-            assert found.structured_content["results"][0]["name"] == "tool_describe"
+            assert searched(found).names[0] == "tool_describe"
             health = await client.read_resource("prixfixe://system/health")
             assert json.loads(health.contents[0].text)["status"] == "ok"  # type: ignore[union-attr]
             with pytest.raises(MCPError) as caught:
