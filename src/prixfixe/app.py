@@ -273,9 +273,9 @@ class App:
 
     def instructions(self) -> str:
         return (
-            "prixfixe lists only a few tools; many more are reachable without being listed. "
-            "Find a capability with tool_search(query), read its schemas with "
-            "tool_describe(name), and call it with tool_invoke(name, arguments). "
+            "Call the listed tools directly. Many more are not listed: find one with "
+            "tool_search(query), learn its arguments with tool_describe(name), call it with "
+            "tool_invoke(name, arguments). "
             f"Facets: {self.exposure.describe()}."
         )
 

@@ -112,7 +112,8 @@ def report_result(stored: StoredReport, fmt: Format) -> types.CallToolResult:
     if fmt in ("markdown", "both"):
         blocks.append(types.TextContent(type="text", text=stored.markdown))
     if fmt in ("data", "both"):
-        blocks.append(types.TextContent(type="text", text=json.dumps(data, ensure_ascii=False)))
+        compact = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        blocks.append(types.TextContent(type="text", text=compact))
     return types.CallToolResult(content=blocks, structured_content=data)
 
 
