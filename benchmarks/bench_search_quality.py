@@ -2,17 +2,18 @@
 
 Measures, on the shared tool-search data (see `shared/data/toolsearch/README.md`):
 
-* MetaTool top-1 / top-5 accuracy over a seeded sample of single-tool queries (catalogue: every
-  tool of `plugin_des.json`). Two disjoint samples are drawn from one seeded shuffle: sample A is
-  the one prixfixe's constants were tuned on, sample B is held out from that tuning, so a gap
-  between them would show over-fitting.
+* MetaTool top-1 / top-5 accuracy over single-tool queries (catalogue: every tool of
+  `plugin_des.json`). The queries are cut in two halves by one seeded shuffle: every constant of
+  `prixfixe.search.Tuning` was chosen on the development half; the held-out half is the figure
+  to quote. LiveMCPBench tasks are halved the same way.
 * LiveMCPBench recall@10 over its tasks (catalogue: every tool of `tools.json`, parameters
   included; a label that names no tool is a miss; a hit on any tool with the labelled name counts,
   since some names repeat across servers).
-* Abstention: for a seeded sample of MetaTool queries, the labelled tool is removed and the query
-  searched again; the share where prixfixe reports ``good_match=False`` is set beside the share of
-  the same queries, answerable, where it wrongly abstains, and the top-5 accuracy when abstaining
-  counts as a miss. A sweep over the confidence threshold shows the trade-off.
+* Abstention: for a seeded sample of each half's MetaTool queries, the labelled tool is removed
+  and the query searched again; the share where prixfixe reports ``good_match=False`` is set
+  beside the share of the same queries, answerable, where it wrongly abstains, and the top-5
+  accuracy when abstaining counts as a miss. A sweep over the confidence threshold shows the
+  trade-off.
 * Index build time and mean query latency for both rankers.
 
 The baseline is the `bm25s` library over name + description with plain lowercase tokens (no
@@ -36,7 +37,7 @@ import time
 from abc import ABC, abstractmethod
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -49,8 +50,7 @@ import bm25s
 import numpy as np
 
 from benchmarks._common import SHARED_DATA, markdown_table, write_json, write_section
-from prixfixe.tools import search as search_module
-from prixfixe.tools.search import SearchDocument, SearchIndex
+from prixfixe.search import DEFAULT_TUNING, SearchDocument, SearchIndex, Tuning
 
 DATA = SHARED_DATA / "toolsearch"
 DEFAULT_METATOOL_CATALOGUE = DATA / "metatool" / "plugin_des.json"
@@ -66,6 +66,9 @@ README_REFERENCE: list[tuple[str, float, float, float]] = [
 ]
 #: Confidence thresholds shown in the abstention trade-off sweep.
 SWEEP_RATIOS = (0.0, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5)
+#: The constants before issue 12 (same ranking; a looser confidence rule), for the
+#: before/after abstention figures.
+PREVIOUS_TUNING = Tuning(good_match=0.25, evidence_cap=2.0)
 
 
 # --- data -----------------------------------------------------------------------------------
@@ -143,7 +146,7 @@ class PrixfixeRanker(Ranker):
     label = "prixfixe (BM25F)"
 
     def __init__(self, docs: Sequence[SearchDocument]) -> None:
-        self.index = SearchIndex(docs)
+        self.index = SearchIndex(docs, tuning=DEFAULT_TUNING)
 
     def rank(self, query: str, k: int) -> list[str]:
         return [h.name for h in self.index.search(query, limit=k).hits]
@@ -155,7 +158,7 @@ class PrixfixeNoSynonymsRanker(PrixfixeRanker):
     label = "prixfixe without synonym table"
 
     def __init__(self, docs: Sequence[SearchDocument]) -> None:
-        self.index = SearchIndex(docs, synonym_discount=0.0)
+        self.index = SearchIndex(docs, tuning=replace(DEFAULT_TUNING, synonym_discount=0.0))
 
 
 _PLAIN_TOKEN = re.compile(r"(?u)\b\w\w+\b")  # bm25s's default pattern
@@ -230,15 +233,21 @@ def timing(
 
 
 def abstention(
-    docs: Sequence[SearchDocument], pairs: Sequence[tuple[str, str]], ratios: Sequence[float]
+    docs: Sequence[SearchDocument],
+    pairs: Sequence[tuple[str, str]],
+    ratios: Sequence[float],
+    tuning: Tuning = DEFAULT_TUNING,
 ) -> dict[float, dict[str, float]]:
     """Per threshold: abstain rate on unanswerable and answerable queries, top-5 with abstain
-    counted as a miss."""
+    counted as a miss. `tuning` gives every other constant (the evidence cap)."""
     by_tool: dict[str, list[str]] = defaultdict(list)
     for query, tool in pairs:
         by_tool[tool].append(query)
-    full = SearchIndex(docs)
-    without = {tool: SearchIndex(d for d in docs if d.name != tool) for tool in sorted(by_tool)}
+    full = SearchIndex(docs, tuning=tuning)
+    without = {
+        tool: SearchIndex((d for d in docs if d.name != tool), tuning=tuning)
+        for tool in sorted(by_tool)
+    }
     # Search once; a threshold only decides which confidences count as a good match.
     # No hits at all is an abstention at any threshold.
     unanswerable = [
@@ -269,14 +278,23 @@ def _f(x: float) -> str:
     return f"{x:.3f}"
 
 
+def split(items: Sequence[Any], seed: int) -> tuple[list[Any], list[Any]]:
+    """One seeded shuffle cut in two: (development half, held-out half)."""
+    shuffled = random.Random(seed).sample(list(items), len(items))
+    half = len(shuffled) // 2
+    return shuffled[:half], shuffled[half:]
+
+
+HALVES = ("dev", "held")
+
+
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--metatool-catalogue", type=Path, default=DEFAULT_METATOOL_CATALOGUE)
     parser.add_argument("--metatool-queries", type=Path, default=DEFAULT_METATOOL_QUERIES)
     parser.add_argument("--livemcp-tools", type=Path, default=DEFAULT_LIVEMCP_TOOLS)
     parser.add_argument("--livemcp-tasks", type=Path, default=DEFAULT_LIVEMCP_TASKS)
-    parser.add_argument("--sample", type=int, default=3000, help="MetaTool queries per sample")
-    parser.add_argument("--abstain-sample", type=int, default=500)
+    parser.add_argument("--abstain-sample", type=int, default=500, help="queries per half")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-write", action="store_true", help="print only; write no files")
     args = parser.parse_args(argv)
@@ -284,14 +302,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     meta_docs, meta_pairs = load_metatool(args.metatool_catalogue, args.metatool_queries)
     live_docs, live_tasks = load_livemcp(args.livemcp_tools, args.livemcp_tasks)
 
-    # One seeded shuffle, cut into disjoint samples: A (tuned on) and B (held out).
-    rng = random.Random(args.seed)
-    shuffled = rng.sample(meta_pairs, len(meta_pairs))
-    n = min(args.sample, len(shuffled) // 2)
-    samples = {"A": shuffled[:n], "B": shuffled[n : 2 * n]}
-    abstain_pairs = random.Random(args.seed + 1).sample(
-        meta_pairs, min(args.abstain_sample, len(meta_pairs))
-    )
+    # The split every constant was chosen on: seed, seed + 1 and seed + 2 are fixed.
+    meta_halves = dict(zip(HALVES, split(meta_pairs, args.seed), strict=True))
+    live_halves = dict(zip(HALVES, split(live_tasks, args.seed + 1), strict=True))
+    abstain_halves = {
+        half: random.Random(args.seed + 2).sample(pairs, min(args.abstain_sample, len(pairs)))
+        for half, pairs in meta_halves.items()
+    }
 
     makers: dict[str, type[Ranker]] = {
         "prixfixe": PrixfixeRanker,
@@ -300,8 +317,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     }
     results: dict[str, Any] = {
         "seed": args.seed,
-        "sample_size": n,
-        "livemcp_tasks": len(live_tasks),
+        "metatool_queries": {h: len(p) for h, p in meta_halves.items()},
+        "livemcp_tasks": {h: len(t) for h, t in live_halves.items()},
         "metatool_tools": len(meta_docs),
         "livemcp_tools": len(live_docs),
         "methods": {},
@@ -312,15 +329,15 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         for suffix in ("", "_copy")
         for d in live_docs
     ]
-    latency_queries = [q for q, _ in samples["A"][:1000]]
+    latency_queries = [q for q, _ in meta_halves["dev"][:1000]]
     for key, make in makers.items():
         started = time.perf_counter()
         meta_ranker = make(meta_docs)
         live_ranker = make(live_docs)
         entry: dict[str, Any] = {"label": make.label}
-        for name, sample in samples.items():
-            entry[f"metatool_{name}"] = metatool_accuracy(meta_ranker, sample)
-        entry["livemcp_recall10"] = livemcp_recall(live_ranker, live_tasks)
+        for half in HALVES:
+            entry[f"metatool_{half}"] = metatool_accuracy(meta_ranker, meta_halves[half])
+            entry[f"livemcp_recall10_{half}"] = livemcp_recall(live_ranker, live_halves[half])
         t_meta = timing(make, meta_docs, latency_queries)
         t_big = timing(make, big_docs, latency_queries)
         entry["build_ms_metatool"] = t_meta.build_ms
@@ -331,15 +348,29 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         results["methods"][key] = entry
         print(f"{key}: done in {entry['wall_s']:.1f}s", file=sys.stderr)
 
-    sweep = abstention(meta_docs, abstain_pairs, sorted({*SWEEP_RATIOS, _current_ratio()}))
+    ratios = sorted({*SWEEP_RATIOS, DEFAULT_TUNING.good_match, PREVIOUS_TUNING.good_match})
+    sweeps: dict[str, dict[float, dict[str, float]]] = {}
+    chosen: dict[str, dict[str, dict[str, float]]] = {}
+    for half, pairs in abstain_halves.items():
+        sweeps[half] = abstention(meta_docs, pairs, ratios)
+        previous = abstention(meta_docs, pairs, [PREVIOUS_TUNING.good_match], PREVIOUS_TUNING)
+        chosen[half] = {
+            "previous": previous[PREVIOUS_TUNING.good_match],
+            "current": sweeps[half][DEFAULT_TUNING.good_match],
+        }
     results["abstention"] = {
-        "sample_size": len(abstain_pairs),
-        "threshold": _current_ratio(),
-        "evidence_cap": float(search_module.EVIDENCE_CAP),
-        "sweep": {str(k): v for k, v in sweep.items()},
+        "sample_size": {h: len(p) for h, p in abstain_halves.items()},
+        "threshold": DEFAULT_TUNING.good_match,
+        "evidence_cap": DEFAULT_TUNING.evidence_cap,
+        "previous": {
+            "threshold": PREVIOUS_TUNING.good_match,
+            "evidence_cap": PREVIOUS_TUNING.evidence_cap,
+        },
+        "chosen": chosen,
+        "sweep": {h: {str(k): v for k, v in sw.items()} for h, sw in sweeps.items()},
     }
 
-    markdown = render(results, sweep)
+    markdown = render(results, sweeps)
     print(markdown)
     if not args.no_write:
         write_json("search-quality", results)
@@ -347,23 +378,16 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     return results
 
 
-def _current_ratio() -> float:
-    return float(search_module.GOOD_MATCH_RATIO)
-
-
-def render(results: dict[str, Any], sweep: dict[float, dict[str, float]]) -> str:
+def render(results: dict[str, Any], sweeps: dict[str, dict[float, dict[str, float]]]) -> str:
     methods = results["methods"]
-    n = results["sample_size"]
     rows = []
     for m in methods.values():
         rows.append(
             [
                 m["label"],
-                _f(m["metatool_A"]["top1"]),
-                _f(m["metatool_A"]["top5"]),
-                _f(m["metatool_B"]["top1"]),
-                _f(m["metatool_B"]["top5"]),
-                _f(m["livemcp_recall10"]),
+                f"{_f(m['metatool_dev']['top1'])} / {_f(m['metatool_held']['top1'])}",
+                f"{_f(m['metatool_dev']['top5'])} / {_f(m['metatool_held']['top5'])}",
+                f"{_f(m['livemcp_recall10_dev'])} / {_f(m['livemcp_recall10_held'])}",
                 f"{m['build_ms_metatool']:.1f} / {m['build_ms_1054']:.1f}",
                 f"{m['query_ms_metatool']:.3f} / {m['query_ms_1054']:.3f}",
             ]
@@ -371,11 +395,9 @@ def render(results: dict[str, Any], sweep: dict[float, dict[str, float]]) -> str
     main_table = markdown_table(
         [
             "method",
-            "MetaTool top-1 (A)",
-            "MetaTool top-5 (A)",
-            "MetaTool top-1 (B)",
-            "MetaTool top-5 (B)",
-            "LiveMCPBench recall@10",
+            "MetaTool top-1 (dev / held-out)",
+            "MetaTool top-5 (dev / held-out)",
+            "LiveMCPBench recall@10 (dev / held-out)",
             "build ms (199 / 1,054 tools)",
             "query ms (199 / 1,054 tools)",
         ],
@@ -385,15 +407,37 @@ def render(results: dict[str, Any], sweep: dict[float, dict[str, float]]) -> str
         ["method (data README)", "MetaTool top-1", "MetaTool top-5", "LiveMCPBench recall@10"],
         [[name, a, b, c] for name, a, b, c in README_REFERENCE],
     )
-    chosen = results["abstention"]["threshold"]
+    abst = results["abstention"]
+    chosen = abst["chosen"]
+    before_after = markdown_table(
+        [
+            "confidence rule",
+            "abstains, unanswerable (dev / held-out)",
+            "abstains, answerable (dev / held-out)",
+        ],
+        [
+            [
+                f"{label}: threshold {rule['threshold']}, cap {rule['evidence_cap']}",
+                f"{_f(chosen['dev'][key]['unanswerable_abstain'])} / "
+                f"{_f(chosen['held'][key]['unanswerable_abstain'])}",
+                f"{_f(chosen['dev'][key]['answerable_abstain'])} / "
+                f"{_f(chosen['held'][key]['answerable_abstain'])}",
+            ]
+            for key, label, rule in (
+                ("previous", "before", abst["previous"]),
+                ("current", "now", abst),
+            )
+        ],
+    )
+    threshold = abst["threshold"]
     sweep_rows = [
         [
-            f"**{ratio}**" if ratio == chosen else str(ratio),
+            f"**{ratio}**" if ratio == threshold else str(ratio),
             _f(v["unanswerable_abstain"]),
             _f(v["answerable_abstain"]),
             _f(v["top5_abstain_as_miss"]),
         ]
-        for ratio, v in sorted(sweep.items())
+        for ratio, v in sorted(sweeps["held"].items())
     ]
     sweep_table = markdown_table(
         [
@@ -404,16 +448,20 @@ def render(results: dict[str, Any], sweep: dict[float, dict[str, float]]) -> str
         ],
         sweep_rows,
     )
-    a = results["abstention"]["sample_size"]
+    q = results["metatool_queries"]
+    t = results["livemcp_tasks"]
+    a = abst["sample_size"]
     return f"""## Search quality (`tool_search`)
 
-`benchmarks/bench_search_quality.py`: prixfixe's BM25F ranker (`prixfixe.tools.search`) beside plain
+`benchmarks/bench_search_quality.py`: prixfixe's BM25F ranker (`prixfixe.search`) beside plain
 BM25 (the `bm25s` library over name + description, lowercase tokens, no stemming), in one run.
-MetaTool: {results["metatool_tools"]} tools; two disjoint samples of {n:,} dev queries from one
-shuffle (seed {results["seed"]}); prixfixe's constants were chosen on sample A's figures, B is
-the check. LiveMCPBench: {results["livemcp_tools"]} tools with their parameters,
-{results["livemcp_tasks"]} tasks, recall@10. The middle row switches prixfixe's synonym table
-off. Build time is the best of three; query time the mean over 1,000 MetaTool queries.
+The shared queries are cut in two halves by one seeded shuffle (seed {results["seed"]}): every
+constant of `prixfixe.search.Tuning` was chosen on the development half; the held-out half was
+never tuned on. MetaTool: {results["metatool_tools"]} tools, {q["dev"]:,} / {q["held"]:,}
+queries. LiveMCPBench: {results["livemcp_tools"]} tools with their parameters, {t["dev"]} /
+{t["held"]} tasks, recall@10 (20 tasks a half: one task moves it by up to 0.05). The middle row
+switches prixfixe's synonym table off. Build time is the best of three; query time the mean
+over 1,000 MetaTool queries.
 
 {main_table}
 
@@ -421,13 +469,18 @@ Reference figures from the data README (its own 3,000-query sample, other implem
 
 {ref_table}
 
-Abstention on {a} sampled MetaTool queries. *Unanswerable*: the labelled tool is removed from
-the catalogue before searching, so any answer is wrong; *answerable*: the full catalogue. The
-bold threshold is prixfixe's default `GOOD_MATCH_RATIO`: the share of the query's IDF mass
-(capped at `EVIDENCE_CAP` = {results["abstention"]["evidence_cap"]} fully informative words) that
-the best tool explains. MetaTool holds near-duplicate tools (e.g. ResearchFinder /
-ResearchHelper), so on many "unanswerable" queries a remaining tool is in fact a fair answer;
-hits are still listed, marked weak, when prixfixe abstains.
+Abstention on {a["dev"]} / {a["held"]} sampled MetaTool queries of each half. *Unanswerable*:
+the labelled tool is removed from the catalogue before searching, so any answer is wrong;
+*answerable*: the full catalogue. Confidence is the share of the query's IDF mass (capped at
+`evidence_cap` fully informative words) that the best tool explains; `good_match` is confidence
+at or above the threshold. Before and after, same run:
+
+{before_after}
+
+The trade-off on the held-out half, with the evidence cap of now (bold: the default threshold).
+MetaTool holds near-duplicate tools (e.g. ResearchFinder / ResearchHelper), so on many
+"unanswerable" queries a remaining tool is in fact a fair answer; hits are still listed, marked
+weak, when prixfixe abstains.
 
 {sweep_table}
 """

@@ -87,6 +87,9 @@ class Tool:
     idempotent: bool | None = None
     #: Clients that defer tools until searched (`_meta["anthropic/alwaysLoad"]`) keep it loaded.
     always_load: bool = False
+    #: More words `tool_search` ranks it by, read from the registry whenever it changes: a tool
+    #: that runs step types is found by what those step types do.
+    search_words: Callable[[Any], Sequence[str]] | None = field(default=None, compare=False)
     owner: str = field(default="", compare=False)
 
     @property

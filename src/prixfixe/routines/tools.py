@@ -227,6 +227,11 @@ async def steps_list(ctx: ToolContext, args: StepsListInput) -> ToolResult:
     return ToolResult(text="\n".join(lines), data=StepTypesOutput(step_types=rows))
 
 
+def _step_type_words(registry: Any) -> list[str]:
+    """step_run is found by what each step type does: its name and its summary."""
+    return [f"{t.name.replace('-', ' ')} {t.summary}" for t in registry.step_types.values()]
+
+
 # -- registration ---------------------------------------------------------------------------
 
 #: The tools that run step types: the capability index lists them beside each step type.
@@ -297,6 +302,7 @@ def register_tools(register: Callable[[Tool], None]) -> None:
             title="Run a step",
             description="Run one step type with params, as a one-step routine.",
             input_model=StepRunInput,
+            search_words=_step_type_words,
             output_model=Report,
             handler=step_run,
             mutates=True,

@@ -1,14 +1,20 @@
-"""Tool search for one app: builds the ranking index from the registry, caches it per registry
-version and facet filter, and keeps denied facets out of every answer."""
+"""Tool search for one app: ranks the registry's tools with `prixfixe.search`, keeps denied
+facets out of every answer, and rebuilds its index only as far as the registry changed.
+
+Analysing a tool's texts is the costly part of an index, so analysed tools are kept per plugin
+and reused while that plugin's tools are the same objects; a registry change re-analyses only
+the plugin that changed, then reassembles the index (IDF depends on the whole catalogue)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from prixfixe.core.registry import RegisteredTool
+from pydantic import BaseModel
+
+from prixfixe.declarations.tool import TOOLS, RegisteredTool
 from prixfixe.errors import PrixfixeError
-from prixfixe.tools.search import SearchDocument, SearchIndex
+from prixfixe.search import AnalyzedDocument, SearchDocument, SearchIndex, analyze
 
 if TYPE_CHECKING:
     from prixfixe.core.facets import Exposure
@@ -27,23 +33,50 @@ class FindOutcome:
     query: str
     good_match: bool
     found: list[Found]
+    #: How sure the best hit is (`prixfixe.search.SearchResult.confidence`).
+    confidence: float = 0.0
 
 
-def document(entry: RegisteredTool) -> SearchDocument:
-    """What the ranking sees of a tool: everything a person would search by, no schema JSON."""
-    properties = entry.input_schema.get("properties", {})
-    params = tuple(
-        (name, str(spec.get("description", "")) if isinstance(spec, dict) else "")
-        for name, spec in properties.items()
+def _params(model: type[BaseModel]) -> tuple[tuple[str, str], ...]:
+    """Input names and descriptions, read from the model's fields: generating the JSON
+    Schema of every tool only to read these would dominate building the index."""
+    return tuple(
+        (info.alias or name, info.description or "") for name, info in model.model_fields.items()
     )
+
+
+def document(entry: RegisteredTool, registry: Registry | None = None) -> SearchDocument:
+    """What the ranking sees of a tool: everything a person would search by, no schema JSON;
+    with `registry`, also the words the tool draws from it (`Tool.search_words`)."""
     tool = entry.tool
+    drawn = tuple(tool.search_words(registry)) if tool.search_words and registry else ()
     return SearchDocument(
         name=tool.name,
         description=tool.description,
-        params=params,
-        keywords=tool.keywords,
+        params=_params(tool.input_model),
+        keywords=tool.keywords + drawn,
         examples=tool.examples,
     )
+
+
+@dataclass(frozen=True)
+class _Analysed:
+    """One plugin's tools as last analysed."""
+
+    entries: tuple[RegisteredTool, ...]
+    docs: tuple[AnalyzedDocument, ...]
+
+    def holds(self, entries: tuple[RegisteredTool, ...]) -> bool:
+        return len(entries) == len(self.entries) and all(
+            a is b for a, b in zip(entries, self.entries, strict=True)
+        )
+
+
+@dataclass(frozen=True)
+class _Built:
+    version: int
+    index: SearchIndex
+    entries: dict[str, RegisteredTool]
 
 
 class Finder:
@@ -52,22 +85,44 @@ class Finder:
     def __init__(self, registry: Registry, exposure: Exposure) -> None:
         self._registry = registry
         self._exposure = exposure
-        self._indexes: dict[str | None, tuple[int, SearchIndex, dict[str, RegisteredTool]]] = {}
+        self._indexes: dict[str | None, _Built] = {}
+        self._analysed: dict[str, _Analysed] = {}
+        self._analysed_version = -1
 
-    def _index(self, facet: str | None) -> tuple[SearchIndex, dict[str, RegisteredTool]]:
+    def _refresh_analysis(self) -> None:
+        """Re-analyse the plugins whose tools changed since the last build, no others."""
         version = self._registry.version
-        cached = self._indexes.get(facet)
-        if cached is None or cached[0] != version:
-            exposure = self._exposure
-            entries = {
-                e.name: e
-                for e in self._registry
-                if exposure.reachable(e.tool.facet) and (facet is None or e.tool.facet == facet)
-            }
-            index = SearchIndex(document(e) for e in entries.values())
-            cached = (version, index, entries)
-            self._indexes[facet] = cached
-        return cached[1], cached[2]
+        if version == self._analysed_version:
+            return
+        fresh: dict[str, _Analysed] = {}
+        for owner, entries in self._registry.by_owner(TOOLS).items():
+            known = self._analysed.get(owner)
+            # A tool that draws words from the registry may change with another plugin.
+            draws = any(e.tool.search_words for e in entries)
+            if known is None or draws or not known.holds(entries):
+                docs = tuple(analyze(document(e, self._registry)) for e in entries)
+                known = _Analysed(entries, docs)
+            fresh[owner] = known
+        self._analysed = fresh
+        self._analysed_version = version
+
+    def _index(self, facet: str | None) -> _Built:
+        version = self._registry.version
+        built = self._indexes.get(facet)
+        if built is None or built.version != version:
+            self._refresh_analysis()
+            reachable = self._exposure.reachable
+            entries: dict[str, RegisteredTool] = {}
+            docs: list[AnalyzedDocument] = []
+            for analysed in self._analysed.values():
+                for entry, doc in zip(analysed.entries, analysed.docs, strict=True):
+                    tool_facet = entry.tool.facet
+                    if reachable(tool_facet) and (facet is None or tool_facet == facet):
+                        entries[entry.name] = entry
+                        docs.append(doc)
+            built = _Built(version, SearchIndex(docs), entries)
+            self._indexes[facet] = built
+        return built
 
     def find(self, query: str, limit: int = 5, facet: str | None = None) -> FindOutcome:
         if facet is not None:
@@ -80,7 +135,12 @@ class Finder:
                 )
         if not query.strip():
             raise PrixfixeError("query is empty: say what you want to do, in a few words")
-        index, entries = self._index(facet)
-        result = index.search(query, limit=limit)
-        found = [Found(entries[h.name], h.score, h.weak) for h in result.hits]
-        return FindOutcome(query=query, good_match=result.good_match, found=found)
+        built = self._index(facet)
+        result = built.index.search(query, limit=limit)
+        found = [Found(built.entries[h.name], h.score, h.weak) for h in result.hits]
+        return FindOutcome(
+            query=query,
+            good_match=result.good_match,
+            found=found,
+            confidence=result.confidence,
+        )

@@ -1,0 +1,280 @@
+"""The BM25F index: build once over analysed documents, search many times.
+
+Ranking is BM25F (Robertson & Zaragoza, "The Probabilistic Relevance Framework: BM25 and
+Beyond", 2009): a term's frequencies in a document's fields are length-normalised per field,
+weighted, summed into one pseudo-frequency and only then saturated, so a word repeated across
+fields is not counted as several independent matches. IDF is the BM25 "+1" form.
+
+Beyond exact stem matches a query term may match at a discount through a stem sharing all but
+the last letter of the shorter one (Snowball leaves derivational forms apart: "analysi" ~
+"analyz") or through a near-synonym; each query term contributes its single best match per
+document, so expansions never add up. See docs/search.md for the confidence rule.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from bisect import bisect_left
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from prixfixe.search.analysis import synonyms, tokenize
+from prixfixe.search.types import SearchDocument, SearchHit, SearchResult
+
+__all__ = ["DEFAULT_TUNING", "AnalyzedDocument", "SearchIndex", "Tuning", "analyze"]
+
+#: Field order of an analysed document.
+FIELDS = ("name", "description", "params", "keywords", "examples")
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """Every constant of the ranker and of the confidence rule.
+
+    The defaults were chosen on the development half of the shared tool-search queries only
+    (``benchmarks/bench_search_quality.py``); the other half is reported, never tuned on.
+    """
+
+    #: BM25 term-frequency saturation; low because tool texts are short.
+    k1: float = 1.2
+    #: Query-side saturation: a word repeated in a wordy request weighs a little more.
+    k3: float = 1.0
+    #: Field weights: a word in the name is the strongest evidence; keywords and example
+    #: requests were written for search; parameter text mostly describes inputs.
+    name_weight: float = 3.0
+    description_weight: float = 1.0
+    params_weight: float = 0.5
+    keywords_weight: float = 2.0
+    examples_weight: float = 1.5
+    #: Per-field length normalisation (0 = none, 1 = full).
+    name_b: float = 0.3
+    description_b: float = 0.5
+    params_b: float = 0.75
+    keywords_b: float = 0.5
+    examples_b: float = 0.75
+    #: What a prefix or synonym match is worth beside an exact stem match.
+    prefix_discount: float = 0.5
+    synonym_discount: float = 0.5
+    #: Shortest shared prefix that can make two different stems a match.
+    min_prefix: int = 5
+    #: Score multiplier ``coverage ** coverage_power``, coverage being the share of the query's
+    #: IDF mass a document matches at all: a tool matching every informative word of the
+    #: request beats one matching a single word many times. 0 switches it off.
+    coverage_power: float = 0.0
+    #: A hit is confident when it explains this share of the query's (capped) IDF mass.
+    good_match: float = 0.3
+    #: How many fully informative query words a confident answer must explain, at most.
+    evidence_cap: float = 1.5
+
+    def field_weights(self) -> tuple[tuple[float, float], ...]:
+        """(weight, b) per field, in :data:`FIELDS` order."""
+        return (
+            (self.name_weight, self.name_b),
+            (self.description_weight, self.description_b),
+            (self.params_weight, self.params_b),
+            (self.keywords_weight, self.keywords_b),
+            (self.examples_weight, self.examples_b),
+        )
+
+
+DEFAULT_TUNING = Tuning()
+
+
+@dataclass(frozen=True)
+class AnalyzedDocument:
+    """A document's terms per field (counts and lengths), in :data:`FIELDS` order.
+
+    Analysis is the costly part of building an index and does not depend on the rest of the
+    catalogue, so a caller that rebuilds often (one plugin changed) keeps these and passes
+    them to :class:`SearchIndex` again.
+    """
+
+    name: str
+    counts: tuple[dict[str, int], ...]
+    lengths: tuple[int, ...]
+
+
+def analyze(doc: SearchDocument) -> AnalyzedDocument:
+    """Analyse one document into its per-field term counts."""
+    texts = (
+        doc.name,
+        doc.description,
+        " ".join(f"{name} {desc}" for name, desc in doc.params),
+        " ".join(doc.keywords),
+        " ".join(doc.examples),
+    )
+    terms = [tokenize(text) for text in texts]
+    return AnalyzedDocument(
+        name=doc.name,
+        counts=tuple(dict(Counter(t)) for t in terms),
+        lengths=tuple(len(t) for t in terms),
+    )
+
+
+def _idf(df: int, n_docs: int) -> float:
+    # The "+1" form stays positive for terms found in most documents.
+    return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+
+
+class SearchIndex:
+    """A BM25F index over a fixed set of documents."""
+
+    def __init__(
+        self,
+        docs: Iterable[SearchDocument | AnalyzedDocument],
+        *,
+        tuning: Tuning = DEFAULT_TUNING,
+    ) -> None:
+        self.tuning = tuning
+        analysed = [d if isinstance(d, AnalyzedDocument) else analyze(d) for d in docs]
+        self._names: list[str] = [d.name for d in analysed]
+        n_docs = len(analysed)
+        fields = tuning.field_weights()
+        totals = [0] * len(fields)
+        for d in analysed:
+            for f, length in enumerate(d.lengths):
+                totals[f] += length
+        # Per field, the weight a single occurrence adds at the average length; a field no
+        # document uses (or weighted 0) is skipped.
+        active = [
+            (f, weight, b, totals[f] / n_docs)
+            for f, (weight, b) in enumerate(fields)
+            if weight > 0 and totals[f]
+        ]
+
+        # postings[term] = [(doc, saturated pseudo-frequency in [0, 1))]. Saturation does not
+        # depend on the query, so it is done once, here, after the fields are combined.
+        k1 = tuning.k1
+        postings: dict[str, list[tuple[int, float]]] = {}
+        for doc_id, d in enumerate(analysed):
+            pseudo_tf: dict[str, float] = {}
+            for f, weight, b, avg in active:
+                length = d.lengths[f]
+                if not length:
+                    continue
+                unit = weight / (1.0 - b + b * length / avg)
+                for term, count in d.counts[f].items():
+                    pseudo_tf[term] = pseudo_tf.get(term, 0.0) + unit * count
+            for term, tf in pseudo_tf.items():
+                entry = (doc_id, tf / (k1 + tf))
+                found = postings.get(term)
+                if found is None:
+                    postings[term] = [entry]
+                else:
+                    found.append(entry)
+
+        self._postings = postings
+        self._idf: dict[str, float] = {t: _idf(len(p), n_docs) for t, p in postings.items()}
+        self._unseen_idf = _idf(0, n_docs)
+        self._sorted_terms: list[str] | None = None
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    @property
+    def names(self) -> list[str]:
+        """The indexed documents' names, in the order given."""
+        return list(self._names)
+
+    def _prefix_matches(self, term: str) -> list[str]:
+        """Indexed stems other than ``term`` that agree with it on at least ``min_prefix``
+        letters and on all but the last letter of the shorter of the two."""
+        min_prefix = self.tuning.min_prefix
+        if len(term) < min_prefix:
+            return []
+        if self._sorted_terms is None:
+            # Sorted on first use: most indexes of a rebuilt catalogue never see a query.
+            self._sorted_terms = sorted(self._postings)
+        terms = self._sorted_terms
+        found: list[str] = []
+        head = term[:min_prefix]
+        i = bisect_left(terms, head)
+        while i < len(terms) and terms[i].startswith(head):
+            cand = terms[i]
+            shortest = min(len(cand), len(term))
+            shared = min_prefix
+            while shared < shortest and cand[shared] == term[shared]:
+                shared += 1
+            if cand != term and shared >= shortest - 1:
+                found.append(cand)
+            i += 1
+        return found
+
+    def _match(self, term: str) -> dict[int, float]:
+        """Each document's best evidence for one query term: exact, prefix or synonym."""
+        best: dict[int, float] = {}
+
+        def offer(indexed: str, discount: float) -> None:
+            weight = self._idf[indexed] * discount
+            get = best.get
+            for doc_id, sat in self._postings[indexed]:
+                value = weight * sat
+                if value > get(doc_id, 0.0):
+                    best[doc_id] = value
+
+        tuning = self.tuning
+        if tuning.prefix_discount > 0:
+            for cand in self._prefix_matches(term):
+                offer(cand, tuning.prefix_discount)
+        if tuning.synonym_discount > 0:
+            for syn in synonyms(term):
+                if syn in self._postings:
+                    offer(syn, tuning.synonym_discount)
+        if term in self._postings:
+            offer(term, 1.0)
+        return best
+
+    def search(self, query: str, limit: int = 5) -> SearchResult:
+        """Rank the documents for ``query``, best first, at most ``limit`` of them.
+
+        An empty query, or one of stop words only, gives no hits. Documents that share no word
+        (nor prefix, nor synonym) with the query are never returned.
+        """
+        counts: dict[str, int] = {}
+        for term in tokenize(query):
+            # A bare number counts only when some document uses it ("ipv6", "batch 417"); an
+            # unknown one ("in 3 days") is a quantity, not evidence against every document.
+            if term.isdigit() and term not in self._idf:
+                continue
+            counts[term] = counts.get(term, 0) + 1
+        if not counts or limit <= 0:
+            return SearchResult(hits=[], good_match=False)
+
+        tuning = self.tuning
+        k3 = tuning.k3
+        scores: dict[int, float] = {}
+        covered: dict[int, float] = {}
+        query_idf = 0.0
+        for term, qtf in counts.items():
+            q_weight = (k3 + 1.0) * qtf / (k3 + qtf)
+            term_mass = q_weight * self._idf.get(term, self._unseen_idf)
+            query_idf += term_mass
+            for doc_id, evidence in self._match(term).items():
+                scores[doc_id] = scores.get(doc_id, 0.0) + q_weight * evidence
+                covered[doc_id] = covered.get(doc_id, 0.0) + term_mass
+        if not scores:
+            return SearchResult(hits=[], good_match=False)
+
+        evidence_needed = min(query_idf, tuning.evidence_cap * self._unseen_idf)
+        power = tuning.coverage_power
+        if power > 0:
+            ranking = {d: s * (covered[d] / query_idf) ** power for d, s in scores.items()}
+        else:
+            ranking = scores
+        names = self._names
+        ranked = heapq.nsmallest(
+            limit, ranking.items(), key=lambda item: (-item[1], names[item[0]])
+        )
+        confidences = [scores[doc_id] / evidence_needed for doc_id, _ in ranked]
+        good = confidences[0] >= tuning.good_match
+        hits = [
+            SearchHit(
+                name=self._names[doc_id],
+                score=score,
+                weak=not (good and confidence >= tuning.good_match),
+            )
+            for (doc_id, score), confidence in zip(ranked, confidences, strict=False)
+        ]
+        return SearchResult(hits=hits, good_match=good, confidence=confidences[0])

@@ -1,0 +1,43 @@
+"""What goes into an index and what comes out of a search."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["SearchDocument", "SearchHit", "SearchResult"]
+
+
+@dataclass(frozen=True)
+class SearchDocument:
+    """What the ranker sees of one tool (or any other named thing to be found).
+
+    ``params`` are (name, description) pairs of the inputs; ``keywords`` and ``examples`` (whole
+    example requests) are written for search and weigh more than a passing mention.
+    """
+
+    name: str
+    description: str
+    params: Sequence[tuple[str, str]] = ()
+    keywords: Sequence[str] = ()
+    examples: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One ranked document; ``weak`` when it is not a confident answer."""
+
+    name: str
+    score: float
+    weak: bool
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """Hits best first; ``good_match`` is False when none of them is a confident answer."""
+
+    hits: list[SearchHit]
+    good_match: bool
+    #: How sure the best hit is, from 0 (no evidence) up; ``good_match`` is
+    #: ``confidence >= Tuning.good_match``. Comparable across queries of one index.
+    confidence: float = 0.0
