@@ -286,3 +286,23 @@ async def test_arguments_of_the_wrong_shape_and_oversized_payloads_are_refused_c
     assert long_query.is_error is True
     assert "'query'" in long_query.content[0].text  # type: ignore[union-attr]
     assert still_fine.content[0].text == "noted: ok"  # type: ignore[union-attr]
+
+
+async def test_a_listed_tool_called_through_tool_invoke_answers_exactly_as_called_directly(
+    make_app: AppFactory, revision: str
+) -> None:
+    # A client may route every call through the one stable tool_invoke (its prompt cache then
+    # never sees a new tool); the answer must not depend on the route.
+    async with Client(build_server(make_app()), mode=revision) as client:
+        record = {"text": "renew the passport", "due": "2026-11-27"}
+        await client.call_tool("store_put", {"kind": "reminder", "record": record})
+        direct = await client.call_tool("store_query", {"kind": "reminder"})
+        routed = await client.call_tool(
+            "tool_invoke", {"name": "store_query", "arguments": {"kind": "reminder"}}
+        )
+    assert routed.is_error is False
+    assert routed.content == direct.content
+    assert routed.structured_content == direct.structured_content
+    assert '{"text":"renew the passport","due":"2026-11-27","recurrence":null}' in (
+        direct.content[0].text  # type: ignore[union-attr]
+    )
