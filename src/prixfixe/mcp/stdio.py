@@ -5,12 +5,19 @@ sends a broken message waits forever. JSON-RPC 2.0 says such a line gets an erro
 with `id: null` (or the request's id when it can be read): -32700 for text that is not JSON,
 -32600 for JSON that is not a valid message. This filter sits between the transport and the
 server, answers those, logs one line on stderr, and passes everything else through untouched.
+
+It also reads stdin itself, in bounded pieces: a line longer than `MAX_LINE_BYTES` is refused
+as it streams in, and a request whose id the SDK would misread as a notification is answered.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -26,6 +33,9 @@ log = logging.getLogger(__name__)
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+INVALID_PARAMS = -32602
+#: What the SDK answers a request that comes before `initialize`.
+_SDK_EARLY = "Invalid request parameters"
 
 
 def malformed_response(exc: Exception) -> types.JSONRPCError:
@@ -68,28 +78,194 @@ def _error(request_id: types.RequestId | None, code: int, message: str) -> types
     )
 
 
+#: The longest line (one JSON-RPC message) the server reads: the HTTP transport's default body
+#: limit. A longer line is refused with -32600 and skipped up to its newline, never held whole.
+MAX_LINE_BYTES = 4 * 1024 * 1024
+_CHUNK = 64 * 1024
+
+
+def screen_line(line: bytes) -> types.JSONRPCError | None:
+    """The error answering a line the SDK would misread, or None to pass it on.
+
+    The SDK reads a request whose `id` is not a string or an integer (a float, a boolean, null,
+    an object) as a notification and never answers it, so its client waits forever; MCP
+    requires a string or integer id, so such a request gets -32600 here."""
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return None  # the SDK's own parse answers -32700 (see malformed_response)
+    if not isinstance(message, dict) or "method" not in message or "id" not in message:
+        return None
+    request_id = message["id"]
+    if isinstance(request_id, str) or (
+        isinstance(request_id, int) and not isinstance(request_id, bool)
+    ):
+        return None
+    kind = "null" if request_id is None else type(request_id).__name__
+    kind = {"dict": "object", "list": "array", "bool": "boolean", "float": "number"}.get(kind, kind)
+    return _error(
+        None,
+        INVALID_REQUEST,
+        f"Invalid Request: id must be a string or an integer, not {kind}",
+    )
+
+
+async def bounded_lines(read: Any, refuse: Any, limit: int = MAX_LINE_BYTES) -> AsyncIterator[str]:
+    """Lines of UTF-8 text from `read` (an async `read(n) -> bytes`), each at most `limit`
+    bytes. An over-long line is dropped as it streams in (memory stays bounded) and
+    `await refuse(error)` answers it; a line `screen_line` refuses is answered the same way."""
+    buffer = bytearray()
+    skipping = False
+    while True:
+        chunk = await read(_CHUNK)
+        if not chunk:
+            if buffer and not skipping:
+                yield buffer.decode("utf-8", errors="replace")
+            return
+        start = 0
+        while True:
+            newline = chunk.find(b"\n", start)
+            piece = chunk[start:] if newline < 0 else chunk[start:newline]
+            if not skipping:
+                buffer += piece
+                if len(buffer) > limit:
+                    buffer.clear()
+                    skipping = True
+                    await refuse(
+                        _error(
+                            None,
+                            INVALID_REQUEST,
+                            f"Invalid Request: the message is longer than {limit} bytes",
+                        )
+                    )
+            if newline < 0:
+                break
+            if skipping:
+                skipping = False
+            elif buffer.strip():
+                line = bytes(buffer)
+                buffer.clear()
+                refused = screen_line(line)
+                if refused is not None:
+                    await refuse(refused)
+                else:
+                    yield line.decode("utf-8", errors="replace")
+            else:
+                buffer.clear()
+            start = newline + 1
+
+
+class _BoundedStdin:
+    """What the SDK's `stdio_server` reads: an async iterator of lines, bounded and screened."""
+
+    def __init__(self, binary: Any, refuse: Any) -> None:
+        self._file = anyio.wrap_file(binary)
+        self._refuse = refuse
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return bounded_lines(self._file.read, self._refuse)
+
+
+class _EarlyRequests:
+    """Requests sent before `initialize` on the handshake revision: the SDK refuses them with
+    a bare "Invalid request parameters"; their answer here says what is missing."""
+
+    def __init__(self) -> None:
+        self._initialized = False
+        self._early: set[types.RequestId] = set()
+
+    def saw(self, message: Any) -> None:
+        if self._initialized or not isinstance(message, types.JSONRPCRequest):
+            return
+        if message.method == "initialize":
+            self._initialized = True
+            return
+        meta = (message.params or {}).get("_meta") if isinstance(message.params, dict) else None
+        if not (isinstance(meta, dict) and any("protocolVersion" in key for key in meta)):
+            self._early.add(message.id)  # a stateless request names its revision in _meta
+
+    def explain(self, item: SessionMessage) -> SessionMessage:
+        message = item.message
+        if not isinstance(message, types.JSONRPCError) or message.id not in self._early:
+            return item
+        self._early.discard(message.id)
+        if message.error.code != INVALID_PARAMS or message.error.message != _SDK_EARLY:
+            return item
+        error = message.error.model_copy(
+            update={
+                "message": f"{_SDK_EARLY}: the session is not initialized; send initialize "
+                "first (or name the 2026-07-28 revision in each request's _meta)"
+            }
+        )
+        return SessionMessage(message.model_copy(update={"error": error}), item.metadata)
+
+
+@contextmanager
+def _claimed_stdin() -> Iterator[Any]:
+    """The wire's stdin as a private binary file; fd 0 reads the null device meanwhile, so a
+    handler or child that reads stdin gets end-of-file instead of a client's messages (what
+    the SDK does for the stdin it opens itself)."""
+    private = os.dup(0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    try:
+        # closefd=False: a worker thread may still block on it after the transport exits.
+        yield os.fdopen(private, "rb", buffering=0, closefd=False)
+    finally:
+        os.dup2(private, 0)
+
+
 async def serve_stdio(server: Server[Any]) -> None:
     from mcp.server.stdio import stdio_server
 
-    async with stdio_server() as (read_stream, write_stream):
-        inbound_send, inbound_receive = anyio.create_memory_object_stream[
-            SessionMessage | Exception
-        ](0)
+    rejections_send, rejections_receive = anyio.create_memory_object_stream[types.JSONRPCError](16)
 
-        async def screen() -> None:
-            async with inbound_send, read_stream:
-                async for item in read_stream:
-                    if isinstance(item, Exception):
-                        reply = malformed_response(item)
-                        print(f"prixfixe: rejected input: {reply.error.message}", file=sys.stderr)
+    async def refuse(reply: types.JSONRPCError) -> None:
+        print(f"prixfixe: rejected input: {reply.error.message}", file=sys.stderr)
+        await rejections_send.send(reply)
+
+    with _claimed_stdin() as wire:
+        stdin = _BoundedStdin(wire, refuse)
+        async with stdio_server(stdin=stdin) as (read_stream, write_stream):  # type: ignore[arg-type]
+            inbound_send, inbound_receive = anyio.create_memory_object_stream[
+                SessionMessage | Exception
+            ](0)
+
+            outbound_send, outbound_receive = anyio.create_memory_object_stream[SessionMessage](0)
+            early = _EarlyRequests()
+
+            async def screen() -> None:
+                async with inbound_send, read_stream:
+                    async for item in read_stream:
+                        if isinstance(item, Exception):
+                            await refuse(malformed_response(item))
+                            continue
+                        early.saw(item.message)
+                        await inbound_send.send(item)
+
+            async def answer() -> None:
+                async with outbound_receive:
+                    async for item in outbound_receive:
+                        await write_stream.send(early.explain(item))
+
+            async def answer_rejections() -> None:
+                async with rejections_receive:
+                    async for reply in rejections_receive:
                         await write_stream.send(SessionMessage(reply))
-                        continue
-                    await inbound_send.send(item)
 
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(screen)
-            await server.run(inbound_receive, write_stream, server.create_initialization_options())
-            tg.cancel_scope.cancel()
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(screen)
+                tg.start_soon(answer_rejections)
+                async with anyio.create_task_group() as replies:
+                    replies.start_soon(answer)
+                    async with outbound_send:
+                        await server.run(
+                            inbound_receive, outbound_send, server.create_initialization_options()
+                        )
+                # Every reply the server made is written; stop reading and close the wire.
+                tg.cancel_scope.cancel()
+            await write_stream.aclose()
 
 
 async def serve_app(app: App) -> None:

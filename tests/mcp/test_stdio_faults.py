@@ -1,0 +1,153 @@
+"""stdio under bad input: every request gets an answer, no line is held whole beyond a bound,
+and the server keeps serving."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import pytest
+
+from prixfixe.mcp.stdio import MAX_LINE_BYTES, bounded_lines, screen_line
+from tests.conftest import CORE_TOOLS
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.parametrize(
+    ("request_id", "named"),
+    [(1.5, "number"), (True, "boolean"), (None, "null"), ({"a": 1}, "object"), ([1], "array")],
+)
+def test_a_request_whose_id_is_not_a_string_or_integer_is_answered_with_32600(
+    request_id: object, named: str
+) -> None:
+    line = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/list"}).encode()
+    refused = screen_line(line)
+    assert refused is not None
+    assert (refused.id, refused.error.code) == (None, -32600)
+    assert (
+        refused.error.message == f"Invalid Request: id must be a string or an integer, not {named}"
+    )
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"jsonrpc":"2.0","id":7,"method":"tools/list"}',
+        b'{"jsonrpc":"2.0","id":"seven","method":"tools/list"}',
+        b'{"jsonrpc":"2.0","method":"notifications/initialized"}',
+        b'{"jsonrpc":"2.0","id":3,"result":{}}',
+        b"not json at all",  # the SDK's own parse answers this one with -32700
+        b"[" * 100_000,  # too deep for json: left to the SDK's parser, which refuses it
+    ],
+)
+def test_well_formed_messages_and_unparseable_text_pass_the_screen(line: bytes) -> None:
+    assert screen_line(line) is None
+
+
+class _Chunks:
+    """An async `read(n)` over fixed chunks, as a pipe delivers them."""
+
+    def __init__(self, *chunks: bytes) -> None:
+        self._chunks = list(chunks)
+        self.largest_read = 0
+
+    async def read(self, n: int) -> bytes:
+        self.largest_read = max(self.largest_read, n)
+        return self._chunks.pop(0) if self._chunks else b""
+
+
+async def test_an_over_long_line_is_refused_as_it_streams_and_the_next_line_is_read() -> None:
+    refused: list[types.JSONRPCError] = []
+
+    async def refuse(error: types.JSONRPCError) -> None:
+        refused.append(error)
+
+    good = b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
+    # 3 KiB of one line with a 1 KiB limit, in 512-byte pieces, then a good line split in two.
+    source = _Chunks(*([b"x" * 512] * 6), b"\n" + good[:10], good[10:] + b"\n", b"\n\n")
+    lines = [line async for line in bounded_lines(source.read, refuse, limit=1024)]
+    assert lines == [good.decode()]
+    assert [e.error.message for e in refused] == [
+        "Invalid Request: the message is longer than 1024 bytes"
+    ]
+
+
+async def test_a_last_line_without_a_newline_is_still_read_and_a_bad_id_is_refused() -> None:
+    refused: list[types.JSONRPCError] = []
+
+    async def refuse(error: types.JSONRPCError) -> None:
+        refused.append(error)
+
+    bad = b'{"jsonrpc":"2.0","id":null,"method":"ping"}\n'
+    last = b'{"jsonrpc":"2.0","id":2,"method":"ping"}'
+    lines = [line async for line in bounded_lines(_Chunks(bad + last).read, refuse, limit=1024)]
+    assert lines == [last.decode()]
+    assert [e.error.code for e in refused] == [-32600]
+
+
+@pytest.mark.slow
+def test_a_real_server_answers_every_bad_request_and_keeps_serving(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PRIXFIXE_")}
+    env |= {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "PRIXFIXE_HOME": str(tmp_path / "home")}
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    lines = [
+        '{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}',
+        '{"jsonrpc":"2.0","id":true,"method":"tools/list"}',
+        '{"jsonrpc":"2.0","id":null,"method":"tools/list"}',
+        '{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}',
+        '{"jsonrpc":"2.0","id":2,"method":"tools/list"}',  # before initialize
+        "x" * (MAX_LINE_BYTES + 1),
+        json.dumps(initialize),
+        '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+        '{"jsonrpc":"2.0","id":4,"method":"tools/list"}',
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "prixfixe", "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    assert proc.stderr is not None
+    proc.stdin.write(("\n".join(lines) + "\n").encode())
+    proc.stdin.flush()
+    replies: list[dict[str, Any]] = []
+    deadline = time.monotonic() + 30
+    while not any(r.get("id") == 4 for r in replies) and time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        replies.append(json.loads(line))
+    proc.stdin.close()
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=30) == 0
+
+    refused = [r["error"] for r in replies if r.get("id") is None]
+    assert [e["code"] for e in refused] == [-32600] * 5
+    assert sum("longer than" in e["message"] for e in refused) == 1
+    by_id = {r["id"]: r for r in replies if r.get("id") is not None}
+    assert by_id[2]["error"]["code"] == -32602
+    assert "not initialized; send initialize first" in by_id[2]["error"]["message"]
+    assert "result" in by_id[3]
+    assert len(by_id[4]["result"]["tools"]) == len(CORE_TOOLS)
+    assert stderr.count("rejected input") == 5
+    assert "Traceback" not in stderr
