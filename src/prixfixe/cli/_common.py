@@ -49,8 +49,26 @@ def friendly(func: F) -> F:
             fail(exc.message, 2)
         except PrixfixeError as exc:
             fail(exc.message, 1)
+        except BaseExceptionGroup as group:
+            # A task group (a routine's parallel steps, a server) raises its errors as a group;
+            # a prixfixe error inside it is still one clear line, not a traceback.
+            leaf = _first_prixfixe_error(group)
+            if leaf is None:
+                raise
+            fail(leaf.message, 2 if isinstance(leaf, ConfigError) else 1)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _first_prixfixe_error(group: BaseExceptionGroup[Any]) -> PrixfixeError | None:
+    for exc in group.exceptions:
+        if isinstance(exc, PrixfixeError):
+            return exc
+        if isinstance(exc, BaseExceptionGroup):
+            found = _first_prixfixe_error(exc)
+            if found is not None:
+                return found
+    return None
 
 
 def build_app(facet: str | None = None) -> Any:

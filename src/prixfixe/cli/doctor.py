@@ -31,6 +31,21 @@ def _print_leash(out: Any, leash: dict[str, Any]) -> None:
         out.print(f"  {key}: {shown} ({escape(part['source'])})")
 
 
+def _print_integrity(out: Any, check: dict[str, Any]) -> None:
+    """The store's quick integrity check: a line when healthy, findings and advice if not."""
+    status = check["status"]
+    if status == "absent":
+        return
+    if status == "ok":
+        out.print(f"  integrity: [green]ok[/] (quick_check, {check['seconds']:.2f} s)")
+        return
+    colour = "yellow" if status == "unfinished" else "red"
+    out.print(f"  integrity: [{colour}]{status}[/]")
+    for problem in check["problems"]:
+        out.print(f"    {escape(problem)}")
+    out.print(f"  {escape(check['advice'])}")
+
+
 def _plugin_colour(status: str) -> str:
     if status == "loaded":
         return "green"
@@ -71,6 +86,7 @@ def _print_report(report: dict[str, Any], over: bool) -> None:
     st = report["store"]
     state = "exists" if st["exists"] else "not created yet (made on first write)"
     out.print(f"\n[bold]Store[/]: {escape(st['path'])} ({state}); kinds: {', '.join(st['kinds'])}")
+    _print_integrity(out, report["store_integrity"])
     rt = report["routines"]
     grant = ", ".join(rt["exec_grant"]) or "nothing"
     out.print(
@@ -99,7 +115,8 @@ def _print_report(report: dict[str, Any], over: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @friendly
 def doctor(as_json: bool) -> None:
-    """Check the installation: versions, config, facets, plugins, tools/list cost."""
+    """Check the installation: versions, config, facets, plugins, the store's integrity,
+    tools/list cost."""
     from prixfixe.app import DEFAULT_TOKEN_BUDGET, DEFAULT_TOOL_BUDGET, App
     from prixfixe.system.doctor import doctor_report
 
@@ -107,11 +124,12 @@ def doctor(as_json: bool) -> None:
         App.build(), tool_budget=DEFAULT_TOOL_BUDGET, token_budget=DEFAULT_TOKEN_BUDGET
     )
     problems = [p for p in report["plugins"] if p["status"].startswith("failed")]
+    damaged = report["store_integrity"]["status"] in ("damaged", "unreadable")
     tl = report["tools_list"]
     over = tl["tools"] > tl["budget"] or tl["tokens"]["cl100k_base"] > tl["token_budget"]
     if as_json:
         echo_json(report)
     else:
         _print_report(report, over)
-    if problems or over:
+    if problems or over or damaged:
         sys.exit(1)

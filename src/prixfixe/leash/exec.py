@@ -372,6 +372,16 @@ async def _run(
     input: bytes | None,
     step: str,
 ) -> Completed:
+    if any("\0" in part for part in (*command, str(cwd))):
+        # The OS cannot take it; say so instead of a ValueError from deep in subprocess.
+        raise StepFailure(
+            f"step {step!r}: a NUL character in its command line or working directory",
+            kind="error",
+        )
+    if cwd.exists() and not cwd.is_dir():
+        raise StepFailure(
+            f"step {step!r}: working directory {str(cwd)!r} is not a directory", kind="not-found"
+        )
     for observer in list(_spawn_observers):
         observer(command)
     try:

@@ -18,12 +18,16 @@ import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Annotated
+
+from pydantic import Field
 
 from prixfixe.declarations.kinds import StoreMigration
 from prixfixe.errors import RoutineError
 from prixfixe.leash.redact import REDACTOR
 from prixfixe.routines.report import Report, render
 from prixfixe.store.api import OwnerSlice
+from prixfixe.store.faults import MAX_SQLITE_INT
 
 MIGRATIONS = (
     StoreMigration(
@@ -47,6 +51,9 @@ MIGRATIONS = (
         ),
     ),
 )
+#: A report's generation as a client may ask for it: a store generation, 1 to 2^63 - 1 (what
+#: SQLite can hold), so a larger one is refused by name before it reaches the store.
+ReportGeneration = Annotated[int, Field(ge=1, le=MAX_SQLITE_INT)]
 #: Seconds in a day, for `max_age_days`.
 DAY = 86400.0
 
@@ -128,7 +135,9 @@ def load(slice_: OwnerSlice, generation: int | None, routine: str | None = None)
     sql = "SELECT generation, body FROM {prefix}reports"
     clauses: list[str] = []
     params: list[object] = []
-    if generation is not None:
+    if generation is not None and not 1 <= generation <= MAX_SQLITE_INT:
+        clauses.append("0")  # no report has it, and SQLite could not bind it
+    elif generation is not None:
         clauses.append("generation = ?")
         params.append(generation)
     if routine is not None:

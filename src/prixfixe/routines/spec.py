@@ -8,7 +8,9 @@ A config problem is a `ConfigError` (the file and key path are in it); an inline
 
 from __future__ import annotations
 
+import datetime as dt
 import difflib
+import json
 import re
 import shlex
 from collections.abc import Mapping, Sequence
@@ -111,6 +113,13 @@ class _Problem(Exception):
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def _iso(value: object) -> str:
+    """TOML's dates and times as JSON text (ISO 8601), the form params models read."""
+    if isinstance(value, dt.date | dt.time):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not a config value")
+
+
 def _params_problem(err: Mapping[str, Any], model: type[BaseModel]) -> tuple[str, str]:
     key = config_key(err["loc"])
     kind = err["type"]
@@ -172,7 +181,10 @@ def parse_step(
             f"configuration names, with run = NAME ([commands]: {names})",
         )
     try:
-        model = type_.params_model.model_validate(params)
+        # Strict, as JSON: a TOML date and an ISO date string mean the same day; a number is
+        # not a date (pydantic would read it as a Unix time), "yes" is not a boolean.
+        as_json = json.dumps(params, default=_iso, ensure_ascii=False)
+        model = type_.params_model.model_validate_json(as_json, strict=True)
     except ValidationError as exc:
         # A misspelt key usually also leaves a required one missing: name the typo first.
         errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")

@@ -85,7 +85,7 @@ class StepTypesOutput(BaseModel):
 class ReportGetInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    generation: int | Literal["latest"] = "latest"
+    generation: archive.ReportGeneration | Literal["latest"] = "latest"
     routine: str | None = None
     format: Format = "markdown"
     schema_major: dict[str, int] = _pins()

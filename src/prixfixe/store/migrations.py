@@ -16,6 +16,7 @@ from contextlib import AbstractContextManager, nullcontext
 from prixfixe.declarations.kinds import StoreMigration
 from prixfixe.errors import MigrationError, StoreError, StoreVersionError
 from prixfixe.store.api import CORE_OWNER
+from prixfixe.store.faults import fault
 
 CORE_MIGRATIONS: tuple[StoreMigration, ...] = (
     StoreMigration(
@@ -116,6 +117,8 @@ def apply(
                 with guard():
                     conn.execute(statement.replace("{prefix}", prefix))
             except (sqlite3.Error, StoreError) as exc:
+                if isinstance(exc, sqlite3.Error) and fault(exc, "", writing=True) is not None:
+                    raise  # a full disk or a read-only file is the file's fault, not the step's
                 detail = exc.message if isinstance(exc, StoreError) else str(exc)
                 raise MigrationError(
                     f"migration {step.name!r} of {owner!r} failed: {detail}",

@@ -21,18 +21,22 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import Field, Strict, TypeAdapter, ValidationError
 
 from prixfixe.declarations.fields import FieldType, field_types
 from prixfixe.declarations.kinds import StoreKind
 from prixfixe.errors import InvalidFilterError
+from prixfixe.store.faults import MAX_SQLITE_INT, MIN_SQLITE_INT
+
+#: An integer SQLite can bind (signed 64-bit); strict, so `true` is not taken for 1.
+SQLiteInt = Annotated[int, Strict(), Field(ge=MIN_SQLITE_INT, le=MAX_SQLITE_INT)]
 
 #: What the store tracks about every record, testable and sortable like fields: the id and the
 #: generation of its last change (`{"gen": {">": 41}}`: changed since generation 41). Kinds
 #: may not use these names for fields.
-RECORD_COLUMNS: dict[str, Any] = {"id": int, "gen": int}
+RECORD_COLUMNS: dict[str, Any] = {"id": SQLiteInt, "gen": SQLiteInt}
 
 Op = Literal["=", "<", "<=", ">", ">=", "in", "contains"]
 OPERATORS: tuple[str, ...] = get_args(Op)
@@ -183,11 +187,18 @@ def _adapter(annotation: Any) -> TypeAdapter[Any]:
 def _normalise(annotation: Any, value: Any, where: str, problems: list[str]) -> Any:
     adapter = _adapter(annotation)
     try:
-        return adapter.dump_python(adapter.validate_python(value), mode="json")
+        normal = adapter.dump_python(adapter.validate_python(value), mode="json")
     except ValidationError as exc:
         msg = exc.errors()[0]["msg"]
         problems.append(f"{where}: {msg[:1].lower()}{msg[1:]} (got {_short(value)})")
         return _BAD
+    # A kind's own int fields may be unbounded; SQLite binds only 64-bit integers.
+    if isinstance(normal, int) and not MIN_SQLITE_INT <= normal <= MAX_SQLITE_INT:
+        problems.append(
+            f"{where}: integer out of range (from -2^63 to 2^63 - 1; got {_short(value)})"
+        )
+        return _BAD
+    return normal
 
 
 def _sort_key(value: Any) -> str:
@@ -205,5 +216,7 @@ def _a(ftype: str) -> str:
 
 
 def _short(value: Any) -> str:
+    if isinstance(value, int) and value.bit_length() > 200:  # str() refuses >4300 digits
+        return f"an integer of {value.bit_length()} bits"
     text = json.dumps(value, default=str, ensure_ascii=False)
     return text if len(text) <= 60 else text[:57] + "..."

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from prixfixe.errors import StoreAccessError, StoreError
 from prixfixe.store.api import StoreChange
+from prixfixe.store.faults import busy, fault
 
 if TYPE_CHECKING:
     from prixfixe.store.sqlite import SQLiteStore
@@ -106,15 +107,11 @@ def authorized(conn: sqlite3.Connection, auth: Authorizer) -> Iterator[None]:
             raise StoreAccessError(
                 auth.owner, f"{auth.refusal}; its tables start with {auth.prefix!r}"
             ) from None
-        if isinstance(exc, sqlite3.OperationalError) and _busy(exc):
-            raise  # the store's retry loop handles a busy database
+        if busy(exc) or fault(exc, "", writing=True) is not None:
+            raise  # the store's retry loop waits out a busy file; a fault is the file's
         raise StoreError(f"statement of {auth.owner!r} failed: {exc}", owner=auth.owner) from None
     finally:
         conn.set_authorizer(None)
-
-
-def _busy(exc: sqlite3.OperationalError) -> bool:
-    return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in (5, 6)
 
 
 class SQLiteSlice:

@@ -8,10 +8,16 @@ on statistics. Writes go through one connection, one at a time (a lock in this p
 `BEGIN IMMEDIATE` across processes); a busy database is waited for and retried within a
 bound, so "database is locked" never reaches a user. Reads use a second connection and see a
 consistent snapshot.
+
+Faults of the file itself (full, read-only, damaged, failing) become the errors of
+`prixfixe.store.faults`, naming the file and what to do. A store that cannot be written when
+it opens (a read-only file, a full disk) still opens for reading; each write then tries to
+take up writing again and, while it cannot, is refused with that error.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sqlite3
@@ -49,6 +55,17 @@ from prixfixe.store.api import (
     WrittenBatch,
 )
 from prixfixe.store.cursor import decode_cursor, encode_cursor
+from prixfixe.store.faults import (
+    MAX_SQLITE_INT,
+    StoreFaultError,
+    StoreFullError,
+    StoreIOError,
+    StoreReadOnlyError,
+    busy,
+    fault,
+    primary_code,
+    read_only_message,
+)
 from prixfixe.store.query import RECORD_COLUMNS, Condition, QuerySpec, parse_query
 from prixfixe.store.records import find_kind, validate_record
 from prixfixe.store.slices import Authorizer, SQLiteSlice, authorized
@@ -63,8 +80,9 @@ DEFAULT_BUSY_WAIT_S = 30.0
 _COLUMNS = "id, gen, created_gen, schema_version, body, closed_gen, close_reason"
 
 
-def _busy(exc: sqlite3.OperationalError) -> bool:
-    return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in (sqlite3.SQLITE_BUSY, 6)
+#: Faults that leave a store readable: it opens for reading and refuses writes while they last.
+_READABLE_FAULTS = (StoreReadOnlyError, StoreFullError, StoreIOError)
+_FAULT_WORDS = {StoreReadOnlyError: "read-only", StoreFullError: "full", StoreIOError: "I/O error"}
 
 
 def _json(data: Any) -> str:
@@ -115,6 +133,12 @@ class SQLiteStore:
         self._prefixes: dict[str, str] = {}
         self._broken: dict[str, str] = {}  # owner -> why its slice and kinds are unavailable
         self._observers: dict[object, StoreObserver] = {}
+        self._core: tuple[StoreMigration, ...] = ()
+        self._closed = False
+        # Set while the file cannot be written (opened for reading only): why not.
+        self._degraded: StoreFaultError | None = None
+        # Indexes a read-only open found missing; queries do without them.
+        self._unindexed: frozenset[str] = frozenset()
 
     @classmethod
     def open(
@@ -153,22 +177,175 @@ class SQLiteStore:
         return conn
 
     def _open(self, core: tuple[StoreMigration, ...]) -> None:
+        self._core = core
         if self.path.exists() and self.path.stat().st_size > 0:
             self._preflight(core)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._writer = self._connect()
-        mode = self._retrying(
-            lambda: self._conn().execute("PRAGMA journal_mode = WAL").fetchone()[0]
-        )
-        if mode != "wal":
-            log.warning("store %s: journal mode is %s, not wal", self.path, mode)
-        # FULL: a committed write survives power loss, not only a crash of this process.
-        self._conn().execute("PRAGMA synchronous = FULL")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreIOError(
+                f"cannot create the directory of the store {self.path}: {exc.strerror or exc} "
+                "(set PRIXFIXE_HOME to a directory this user may write)",
+                file=str(self.path),
+            ) from None
+        try:
+            with self._write_lock:
+                self._open_writer(core)
+        except _READABLE_FAULTS as exc:
+            # Read-only file, full disk: what is kept can still be read; writes say why not.
+            self._degraded = exc
+            log.warning(
+                "store %s opened for reading only (%s); a write will say what to do",
+                self.path,
+                _FAULT_WORDS.get(type(exc), "cannot write"),
+            )
+            self._open_for_reading(core)
+            return
         self._reader = self._connect()
         self._reader.execute("PRAGMA query_only = ON")
-        self._migrate_core(core)
-        self._migrate_owners()
-        self._declare_kinds()
+        self._load_secret()
+
+    def _open_writer(self, core: tuple[StoreMigration, ...]) -> None:
+        """Connect the writer, migrate and declare kinds; the caller holds the write lock."""
+        wal = self._wal_present()
+        broken, prefixes = dict(self._broken), dict(self._prefixes)
+        self._writer = self._guarded(self._connect, writing=True)
+        try:
+            mode = self._guarded(
+                lambda: self._retrying(
+                    lambda: self._conn().execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                ),
+                writing=True,
+            )
+            if mode != "wal":
+                log.warning("store %s: journal mode is %s, not wal", self.path, mode)
+            # FULL: a committed write survives power loss, not only a crash of this process.
+            self._conn().execute("PRAGMA synchronous = FULL")
+            self._broken.clear()
+            self._prefixes.clear()
+            self._migrate_core(core)
+            self._migrate_owners()
+            self._declare_kinds()
+        except BaseException:
+            writer, self._writer = self._writer, None
+            writer.close()
+            self._broken, self._prefixes = broken, prefixes  # as a read-only open found them
+            raise
+        self._degraded = None
+        self._unindexed = frozenset()
+        if wal:
+            self._checkpoint()
+
+    def _checkpoint(self) -> None:
+        """Copy a WAL left behind (by a crash, a kill, a full disk) into the main file, so the
+        main file is whole again; best effort, SQLite also checkpoints as it goes."""
+        try:
+            self._conn().execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        except sqlite3.Error as exc:
+            log.warning("store %s: checkpoint skipped: %s", self.path, exc)
+
+    def _wal_present(self) -> bool:
+        wal = self.path.with_name(self.path.name + "-wal")
+        try:
+            return wal.stat().st_size > 0
+        except OSError:
+            return False
+
+    def _guarded(self, attempt: Callable[[], T], *, writing: bool) -> T:
+        """Run `attempt`, raising a fault of the file as its store error."""
+        try:
+            return attempt()
+        except sqlite3.Error as exc:
+            mapped = fault(exc, self.path, writing=writing)
+            if writing and primary_code(exc) == 14 and self.path.exists():  # SQLITE_CANTOPEN
+                # The file is there but its -wal/-shm cannot be made: the directory is read-only.
+                mapped = StoreReadOnlyError(read_only_message(self.path), file=str(self.path))
+            if mapped is None:
+                raise
+            raise mapped from None
+
+    def _connect_reader(self) -> sqlite3.Connection:
+        """A connection that only reads: as SQLite reads the file (main file plus WAL) when it
+        can, and from the main file alone (`immutable`) when the directory is not writable and
+        no WAL is there, which is exactly the case where SQLite cannot create the -shm a WAL
+        reader needs."""
+        uri = self.path.resolve().as_uri()
+        try:
+            conn = sqlite3.connect(
+                f"{uri}?mode=ro", uri=True, timeout=SQLITE_BUSY_TIMEOUT_S, check_same_thread=False
+            )
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.Error as exc:
+            if primary_code(exc) != 14 or self._wal_present():  # 14: SQLITE_CANTOPEN
+                raise
+            conn = sqlite3.connect(
+                f"{uri}?mode=ro&immutable=1",
+                uri=True,
+                timeout=SQLITE_BUSY_TIMEOUT_S,
+                check_same_thread=False,
+            )
+        conn.isolation_level = None
+        return conn
+
+    def _open_for_reading(self, core: tuple[StoreMigration, ...]) -> None:
+        """Open on a file that cannot be written now: check it as `_open_writer` would, but
+        write nothing; what would need a write (a pending migration, a missing index) is
+        reported or done without."""
+        degraded = self._degraded
+        assert degraded is not None
+        if not self.path.exists():
+            raise degraded
+        self._reader = self._guarded(self._connect_reader, writing=False)
+        why = degraded.message
+
+        def check(conn: sqlite3.Connection) -> tuple[frozenset[str], dict[str, tuple[str, int]]]:
+            if not mig.table_exists(conn, "migrations"):
+                raise type(degraded)(
+                    f"the store {self.path} was never set up and cannot be now: {why}"
+                )
+            if mig.pending(CORE_OWNER, mig.recorded(conn, CORE_OWNER), core, self.location):
+                raise type(degraded)(
+                    f"the store {self.path} needs migrating to this version of prixfixe, "
+                    f"which needs a write: {why}"
+                )
+            for owner, steps in self._migrations.items():
+                try:
+                    todo = mig.pending(owner, mig.recorded(conn, owner), steps, self.location)
+                except StoreError as exc:
+                    self._broken[owner] = exc.message
+                    continue
+                if todo:
+                    self._broken[owner] = f"its migration {todo[0].name!r} needs a write: {why}"
+                else:
+                    self._prefixes[owner] = mig.owner_prefix(owner)
+            indexes = frozenset(
+                r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")
+            )
+            kinds = conn.execute("SELECT name, owner, schema_version FROM kinds").fetchall()
+            return indexes, {str(r[0]): (str(r[1]), int(r[2])) for r in kinds}
+
+        indexes, stored = self.read(check)
+        for kind in self._kinds.values():
+            owner, version = stored.get(kind.name, (kind.owner, kind.version))
+            if owner != kind.owner:
+                self._broken.setdefault(
+                    kind.owner, f"kind {kind.name!r} belongs to plugin {owner!r} in this store"
+                )
+            elif version > kind.version:
+                self._broken.setdefault(
+                    kind.owner,
+                    f"kind {kind.name!r} has records at schema version {version}, newer than "
+                    f"{kind.owner!r} declares ({kind.version}); upgrade it",
+                )
+        self._unindexed = frozenset(
+            index_name(k.name, f)
+            for k in self._kinds.values()
+            for f in k.indexed
+            if index_name(k.name, f) not in indexes
+        )
+        self._load_secret()
+
+    def _load_secret(self) -> None:
         rows = self.read(
             lambda c: c.execute(
                 "SELECT value FROM meta WHERE owner = ? AND key = 'cursor_secret'", (CORE_OWNER,)
@@ -177,16 +354,26 @@ class SQLiteStore:
         self._secret = bytes.fromhex(str(rows[0][0]))
 
     def _preflight(self, core: tuple[StoreMigration, ...]) -> None:
-        """Read-only checks before any write: is it a store, and not from a newer version?"""
-        # immutable: read the main file as it is, creating no -wal/-shm beside a file we may
-        # refuse. A live WAL is not read, so the check repeats under the write lock.
-        uri = f"{self.path.resolve().as_uri()}?mode=ro&immutable=1"
+        """Read-only checks before any write: is it a store, and not from a newer version?
+
+        With no WAL beside it, the main file is the whole database: it is read with SQLite's
+        `immutable` flag, which creates no -wal/-shm beside a file we may refuse. With a WAL
+        (a live store, or one left by a crash or by a full disk part-way through a checkpoint,
+        when the main file alone is stale or half-copied) it is read as SQLite reads it, main
+        file plus WAL (`mode=ro`): that creates at most the -shm SQLite keeps beside a WAL that
+        is already there, and it writes nothing, so it works on a full disk or a read-only
+        file, where a checkpoint could not. The check repeats under the write lock.
+        """
+        wal = self._wal_present()
+        uri = f"{self.path.resolve().as_uri()}?mode=ro{'' if wal else '&immutable=1'}"
         try:
             conn = sqlite3.connect(uri, uri=True, timeout=SQLITE_BUSY_TIMEOUT_S)
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot open the store {self.path}: {exc}") from None
+            raise StoreIOError(f"cannot open the store {self.path}: {exc}") from None
         try:
-            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+            tables = self._retrying(
+                lambda: {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+            )
             if not tables:
                 return
             if "migrations" not in tables:
@@ -194,10 +381,13 @@ class SQLiteStore:
                     f"{self.path} is an SQLite file but not a prixfixe store (no migrations "
                     "table); point PRIXFIXE_HOME elsewhere",
                 )
-            applied = mig.recorded(conn, CORE_OWNER)
+            applied = self._retrying(lambda: mig.recorded(conn, CORE_OWNER))
             mig.pending(CORE_OWNER, applied, core, self.location)
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{self.path} is not a prixfixe store: {exc}") from None
+            if primary_code(exc) == 26:  # SQLITE_NOTADB
+                raise StoreError(f"{self.path} is not a prixfixe store: {exc}") from None
+            mapped = fault(exc, self.path, writing=False)
+            raise mapped or StoreError(f"{self.path} is not a prixfixe store: {exc}") from None
         finally:
             conn.close()
 
@@ -210,7 +400,7 @@ class SQLiteStore:
                 generation = self._generation(conn) if exists else 0
                 mig.apply(conn, CORE_OWNER, steps, len(applied), generation)
 
-        self._transaction(work)
+        self._run(work)
 
     def _migrate_owners(self) -> None:
         owners = list(self._migrations)
@@ -251,7 +441,9 @@ class SQLiteStore:
                 )
 
             try:
-                self._transaction(work)
+                self._run(work)
+            except StoreFaultError:
+                raise  # the file's fault, not the plugin's
             except StoreError as exc:
                 # One plugin's bad migration must not take the whole store down.
                 log.warning("store: plugin %s's tables are unavailable: %s", owner, exc.message)
@@ -290,7 +482,7 @@ class SQLiteStore:
                         f" ({field_expr(name)}, id) WHERE kind = '{kind.name}'"
                     )
 
-        self._transaction(work)
+        self._run(work)
 
     # -- the write path and the read path --------------------------------------------------
 
@@ -307,7 +499,7 @@ class SQLiteStore:
             try:
                 return attempt()
             except sqlite3.OperationalError as exc:
-                if not _busy(exc):
+                if not busy(exc):
                     raise
                 left = deadline - time.monotonic()
                 if left <= 0:
@@ -322,6 +514,15 @@ class SQLiteStore:
 
     def _transaction(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """One write transaction on the writer connection; the only way anything is written."""
+        with self._write_lock:
+            if self._closed:
+                raise StoreError(f"the store {self.path} is closed")
+            if self._degraded is not None:
+                self._resume_writing()
+            return self._run(work)
+
+    def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """`_transaction` for a caller that holds the write lock."""
 
         def attempt() -> T:
             conn = self._conn()
@@ -331,12 +532,29 @@ class SQLiteStore:
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
-                    conn.execute("ROLLBACK")
+                    try:
+                        conn.execute("ROLLBACK")
+                    except sqlite3.Error as exc:  # SQLite rolls back itself on close
+                        log.warning("store %s: rollback failed: %s", self.path, exc)
                 raise
             return result
 
-        with self._write_lock:
-            return self._retrying(attempt)
+        return self._guarded(lambda: self._retrying(attempt), writing=True)
+
+    def _resume_writing(self) -> None:
+        """Opened for reading only: try to take up writing (the disk may have space again, the
+        file may be writable again); if it still cannot, refuse the write with the reason."""
+        try:
+            self._open_writer(self._core)
+        except _READABLE_FAULTS as exc:
+            self._degraded = exc
+            raise exc from None
+        log.warning("store %s: writable again", self.path)
+        with self._read_lock:  # the reader may be on the main file alone (immutable)
+            if self._reader is not None:
+                self._reader.close()
+            self._reader = self._connect()
+            self._reader.execute("PRAGMA query_only = ON")
 
     def write(self, work: Callable[[sqlite3.Connection, int], T]) -> T:
         """Run `work(conn, generation)` in one transaction that advances the generation."""
@@ -363,7 +581,7 @@ class SQLiteStore:
                 conn.execute("COMMIT")
 
         with self._read_lock:
-            return self._retrying(attempt)
+            return self._guarded(lambda: self._retrying(attempt), writing=False)
 
     @staticmethod
     def _generation(conn: sqlite3.Connection) -> int:
@@ -468,6 +686,8 @@ class SQLiteStore:
 
     @staticmethod
     def _row(conn: sqlite3.Connection, kind: str, id: int) -> tuple[Any, ...]:
+        if not 1 <= id <= MAX_SQLITE_INT:  # no record has it; SQLite could not even bind it
+            raise UnknownRecordError(kind, id)
         row = conn.execute(
             f"SELECT {_COLUMNS} FROM records WHERE id = ? AND kind = ?", (id, kind)
         ).fetchone()
@@ -575,11 +795,12 @@ class SQLiteStore:
         """The index a query uses, chosen by rule rather than by statistics: the sort field's,
         else the first indexed field tested for equality or `in`, else for a range, else the
         kind's (kind, id) index."""
-        if spec.order_field in kind.indexed:
+        usable = [f for f in kind.indexed if index_name(kind.name, f) not in self._unindexed]
+        if spec.order_field in usable:
             return index_name(kind.name, spec.order_field)
         for ops in (("=", "in"), ("<", "<=", ">", ">=")):
             for c in spec.conditions:
-                if c.field in kind.indexed and c.op in ops and c.value is not None:
+                if c.field in usable and c.op in ops and c.value is not None:
                     return index_name(kind.name, c.field)
         return "records_kind_id"
 
@@ -635,6 +856,11 @@ class SQLiteStore:
     def slice(self, owner: str) -> SQLiteSlice:
         if owner == CORE_OWNER:
             raise StoreAccessError(owner, "the core's tables are not reachable through a slice")
+        if owner in self._broken and self._degraded is not None:
+            # Its migration waits for a write: the file may be writable again by now.
+            with self._write_lock, contextlib.suppress(StoreFaultError):
+                if self._degraded is not None and not self._closed:
+                    self._resume_writing()
         if owner in self._broken:
             raise StoreError(f"the tables of {owner!r} are unavailable: {self._broken[owner]}")
         prefix = self._prefixes.get(owner)
@@ -646,6 +872,7 @@ class SQLiteStore:
 
     def close(self) -> None:
         """Close both connections (the writer last, so SQLite checkpoints the WAL)."""
+        self._closed = True
         with self._read_lock:
             if self._reader is not None:
                 self._reader.close()

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -22,6 +23,7 @@ from prixfixe.declarations.tool import Tool, ToolContext, ToolResult
 from prixfixe.errors import ResourceNotFoundError, UnknownRecordError
 from prixfixe.schema import model_schema, schema_lines, shape_text
 from prixfixe.store.api import MAX_LIMIT, StoredRecord
+from prixfixe.store.faults import MAX_SQLITE_INT
 from prixfixe.store.query import OPERATORS
 from prixfixe.store.records import find_kind
 from prixfixe.store.uris import RECORD_TEMPLATE
@@ -104,6 +106,13 @@ BUILTIN_KINDS = (
 
 # -- tool inputs and outputs ----------------------------------------------------------------
 
+#: A record id as a client may send it: ids start at 1 and SQLite stores at most 2^63 - 1, so
+#: anything else is refused by name ("id: Input should be less than or equal to ...") before
+#: it reaches the store.
+RecordId = Annotated[int, Field(ge=1, le=MAX_SQLITE_INT)]
+#: A record id in a resource URI: ASCII digits, no leading zero, at most 19 of them.
+_URI_ID = re.compile(r"[1-9][0-9]{0,18}")
+
 
 def fields_hint(kinds: Iterable[StoreKind]) -> str:
     """Each kind's fields in one line, `?` marking optional ones: what an agent needs to put a
@@ -119,7 +128,7 @@ class PutInput(BaseModel):
         description=f"Fields (dates YYYY-MM-DD); with id, only those to change. "
         f"{fields_hint(BUILTIN_KINDS)}."
     )
-    id: int | None = Field(default=None, description="Update this record.")
+    id: RecordId | None = Field(default=None, description="Update this record.")
 
 
 class QueryInput(BaseModel):
@@ -141,7 +150,7 @@ class CloseInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: str
-    id: int
+    id: RecordId
     reason: str | None = None
 
 
@@ -433,8 +442,11 @@ def register_tools(register: Callable[[Tool], None]) -> None:
 
 async def _read_record(ctx: ResourceContext, variables: Mapping[str, str]) -> str:
     kind, raw_id = variables["kind"], variables["id"]
-    if kind not in ctx.app.registry.kinds or not raw_id.isdigit():
-        raise ResourceNotFoundError(ctx.uri, f"no {kind} record with id {raw_id}")
+    # ASCII digits only (str.isdigit takes full-width and superscript digits), and few enough.
+    valid = _URI_ID.fullmatch(raw_id) is not None and int(raw_id) <= MAX_SQLITE_INT
+    if kind not in ctx.app.registry.kinds or not valid:
+        shown = raw_id if len(raw_id) <= 40 else raw_id[:37] + "..."
+        raise ResourceNotFoundError(ctx.uri, f"no {kind} record with id {shown}")
     try:
         stored = await anyio.to_thread.run_sync(lambda: ctx.app.store.get(kind, int(raw_id)))
     except UnknownRecordError:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from prixfixe import __version__
 from prixfixe.store import STORE_FILENAME
+from prixfixe.store.integrity import check_integrity
 from prixfixe.tokens import token_counts
 
 if TYPE_CHECKING:
@@ -101,6 +102,8 @@ def doctor_report(
             "exists": store_path.is_file(),
             "kinds": list(app.registry.kinds),
         },
+        # A bounded quick_check that only reads the file (see prixfixe.store.integrity).
+        "store_integrity": check_integrity(store_path).as_dict(),
         "routines": {
             "names": list(app.routines.routines),
             "step_types": list(app.registry.step_types),
