@@ -13,6 +13,8 @@ from typing import Any
 
 import mcp_types as types
 import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
 
 from prixfixe.mcp.stdio import MAX_LINE_BYTES, bounded_lines, screen_line
 from tests.conftest import CORE_TOOLS
@@ -150,4 +152,129 @@ def test_a_real_server_answers_every_bad_request_and_keeps_serving(tmp_path: Pat
     assert "result" in by_id[3]
     assert len(by_id[4]["result"]["tools"]) == len(CORE_TOOLS)
     assert stderr.count("rejected input") == 5
+    assert "Traceback" not in stderr
+
+
+_METHODS = (
+    "tools/call",
+    "tools/list",
+    "resources/read",
+    "resources/list",
+    "resources/templates/list",
+    "resources/subscribe",
+    "prompts/get",
+    "prompts/list",
+    "completion/complete",
+    "logging/setLevel",
+    "ping",
+    "no/such/method",
+)
+_VALUE = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=30),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
+_PARAMS = _VALUE | st.fixed_dictionaries(
+    {},
+    optional={
+        "name": st.sampled_from(["store_put", "tool_search", "nope"]) | st.text(max_size=10),
+        "arguments": _VALUE,
+        "uri": st.sampled_from(["prixfixe://store/reminder/1", "prixfixe://x"]) | st.text(),
+        "level": st.sampled_from(["debug", "loud"]),
+        "ref": _VALUE,
+        "argument": _VALUE,
+    },
+)
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=3,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    # Each example is a server process: shrinking would take minutes; the failing lines print.
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(_METHODS), _PARAMS)
+        | st.text(max_size=60).filter(lambda t: "\n" not in t and "\r" not in t)
+        | _VALUE,
+        min_size=10,
+        max_size=40,
+    )
+)
+def test_fuzzed_json_rpc_over_stdio_is_answered_without_internal_errors_or_tracebacks(
+    messages: list[Any],
+) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PRIXFIXE_")}
+        env |= {"XDG_CONFIG_HOME": str(home / "xdg"), "PRIXFIXE_HOME": str(home / "home")}
+        lines = [
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 0,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {},
+                        "clientInfo": {"name": "fuzz", "version": "1"},
+                    },
+                }
+            ),
+            '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+        ]
+        expected: set[int] = set()
+        for number, message in enumerate(messages, start=1):
+            if isinstance(message, tuple):
+                method, params = message
+                lines.append(
+                    json.dumps({"jsonrpc": "2.0", "id": number, "method": method, "params": params})
+                )
+                expected.add(number)
+            elif isinstance(message, str):
+                lines.append(message)
+            else:
+                lines.append(json.dumps(message))
+        lines.append('{"jsonrpc":"2.0","id":999999,"method":"tools/list"}')
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "prixfixe", "serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=home,
+        )
+        assert proc.stdin is not None
+        assert proc.stdout is not None
+        assert proc.stderr is not None
+        proc.stdin.write(("\n".join(lines) + "\n").encode())
+        proc.stdin.flush()
+        answered: dict[Any, dict[str, Any]] = {}
+        deadline = time.monotonic() + 60
+        # Requests run concurrently: the last one's answer may come before earlier ones'.
+        while not (expected | {999999}) <= set(answered) and time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            reply = json.loads(line)
+            if "id" in reply and ("result" in reply or "error" in reply):
+                answered[reply["id"]] = reply
+        proc.stdin.close()
+        stderr = proc.stderr.read().decode()
+        assert proc.wait(timeout=30) == 0
+    assert 999999 in answered, "the server kept serving to the last request"
+    assert expected <= set(answered), "every request with an id got an answer"
+    internal = [r for r in answered.values() if r.get("error", {}).get("code") == -32603]
+    assert internal == []
     assert "Traceback" not in stderr
