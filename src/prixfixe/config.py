@@ -117,8 +117,7 @@ class LeashConfig(BaseModel):
     )
     fs_read: list[str] | None = Field(
         default=None,
-        description="Folders files may be read from (default: the paths configured steps "
-        "name).",
+        description="Folders files may be read from (default: the paths configured steps name).",
     )
     fs_write: list[str] | None = Field(
         default=None,
@@ -173,6 +172,18 @@ class HttpConfig(BaseModel):
     shutdown_grace_seconds: float = Field(
         default=10, ge=0, le=600, description="How long in-flight requests may finish on stop."
     )
+    header_timeout_seconds: float = Field(
+        default=10, gt=0, le=600, description="A request's line and headers must arrive in this."
+    )
+    body_timeout_seconds: float = Field(
+        default=30, gt=0, le=3600, description="A request's body must arrive in this; else 408."
+    )
+    keep_alive_seconds: int = Field(
+        default=5, ge=1, le=600, description="An idle keep-alive connection closes after this."
+    )
+    max_connections: int = Field(
+        default=512, ge=1, le=100_000, description="Most open connections (and the file limit)."
+    )
 
 
 class ReportsConfig(BaseModel):
@@ -188,6 +199,18 @@ class ReportsConfig(BaseModel):
         default=90,
         ge=0,
         description="Reports kept longer than this many days are deleted (0: no age limit).",
+    )
+
+
+class SearchConfig(BaseModel):
+    """`[search]`: how `tool_search` ranks."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    semantic: bool = Field(
+        default=False,
+        description="Fuse dense embeddings (wordllama, from the prixfixe[semantic] extra) "
+        "with the lexical ranking.",
     )
 
 
@@ -208,6 +231,7 @@ class ConfigModel(BaseModel):
     )
     http: HttpConfig = Field(default_factory=HttpConfig)
     reports: ReportsConfig = Field(default_factory=ReportsConfig)
+    search: SearchConfig = Field(default_factory=SearchConfig)
 
 
 @dataclass(frozen=True)
@@ -265,11 +289,25 @@ def load_config(env: Mapping[str, str] | None = None, cwd: Path | None = None) -
     return LoadedConfig(ConfigModel(), None, tuple(paths))
 
 
+#: The largest configuration file read; a config is a page of TOML, not a data file.
+MAX_CONFIG_BYTES = 1024 * 1024
+
+
 def parse_config_file(path: Path) -> ConfigModel:
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        with path.open("rb") as handle:
+            data = handle.read(MAX_CONFIG_BYTES + 1)  # bounded: never more than the limit
+        if len(data) > MAX_CONFIG_BYTES:
+            raise ConfigError(
+                f"is larger than {MAX_CONFIG_BYTES} bytes; is it the right file?", file=str(path)
+            )
+        raw = tomllib.loads(data.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"not valid TOML: {exc}", file=str(path)) from None
+    except RecursionError:
+        raise ConfigError(
+            "not valid TOML here: its values nest too deeply", file=str(path)
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot be read: {exc}", file=str(path)) from None
     return validate_config(raw, file=str(path))
@@ -277,7 +315,9 @@ def parse_config_file(path: Path) -> ConfigModel:
 
 def validate_config(raw: dict[str, Any], *, file: str) -> ConfigModel:
     try:
-        return ConfigModel.model_validate(raw)
+        # strict: TOML has types, so "8765" for a port or "yes" for a flag is a mistake to
+        # name, not a value to guess at.
+        return ConfigModel.model_validate(raw, strict=True)
     except ValidationError as exc:
         problems = [_describe(err) for err in exc.errors()]
         key = config_key(exc.errors()[0]["loc"]) if exc.errors() else None

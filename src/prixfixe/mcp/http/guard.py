@@ -10,8 +10,9 @@ In order, before the request reaches the SDK:
 3. **Bearer token**, when one is configured: `Authorization: Bearer <token>`, compared in
    constant time, else 401 with `WWW-Authenticate: Bearer`.
 
-The SDK then applies the body limit (413), sessions and the protocol. Rejections are logged
-with the reason, never with the token or the `Authorization` header.
+Then `limits.py` reads the body (408, 413) and the SDK applies sessions and the protocol.
+Every refusal is logged, one line with the reason and the client's address, never with the
+token or the `Authorization` header, and closes the connection (the body was not read).
 """
 
 from __future__ import annotations
@@ -85,9 +86,14 @@ def origin_allowed(origin: str, allowed: tuple[str, ...]) -> bool:
     return False
 
 
-def _error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+def error_response(
+    status: int, message: str, headers: dict[str, str] | None = None, *, close: bool = False
+) -> Response:
+    """A JSON-RPC error (no id) as an HTTP answer; `close` ends the connection after it (the
+    request's body was not read, so the connection cannot carry another request)."""
     error = ErrorData(code=INVALID_REQUEST, message=message)
     body = JSONRPCError(jsonrpc="2.0", id=None, error=error)
+    headers = {**(headers or {}), **({"Connection": "close"} if close else {})}
     return Response(
         body.model_dump_json(by_alias=True, exclude_none=True),
         status_code=status,
@@ -107,45 +113,65 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        response = self.check(Headers(scope=scope))
+        response = self.check(Headers(scope=scope), scope.get("client"))
         if response is not None:
             await response(scope, receive, send)
             return
         await self.app(scope, receive, send)
 
-    def check(self, headers: Headers) -> Response | None:
+    def check(self, headers: Headers, client: tuple[str, int] | None = None) -> Response | None:
         settings = self.settings
+        peer = f"{client[0]}:{client[1]}" if client else "a client"
         host = headers.get("host")
         if not host_allowed(host, settings.allowed_hosts):
-            log.warning("refused a request for host %r (421; see [http] allowed_hosts)", host)
-            return _error(
+            log.warning(
+                "refused a request for host %r, from %s (421; see [http] allowed_hosts)", host, peer
+            )
+            return error_response(
                 421,
                 f"Misdirected Request: this server does not answer for host {host!r} "
                 "(a DNS rebinding guard; the operator can add it to [http] allowed_hosts)",
+                close=True,
             )
         origin = headers.get("origin")
         if origin is not None and not origin_allowed(origin, settings.allowed_origins):
-            log.warning("refused a request from origin %r (403; [http] allowed_origins)", origin)
-            return _error(
+            log.warning(
+                "refused a request from origin %r, from %s (403; [http] allowed_origins)",
+                origin,
+                peer,
+            )
+            return error_response(
                 403,
                 f"Forbidden: requests from origin {origin!r} are not accepted "
                 "(the operator can add it to [http] allowed_origins)",
+                close=True,
             )
         token = settings.token
         if token is None:
             return None
         scheme, _, credentials = (headers.get("authorization") or "").partition(" ")
         if scheme.lower() != "bearer" or not credentials.strip():
-            return _error(
+            if not scheme:
+                log.warning("refused a request without a bearer token, from %s (401)", peer)
+            else:
+                # Only the scheme's name, cut short: the rest may be a credential.
+                log.warning(
+                    "refused a request with %s authorization, not a bearer token, from %s (401)",
+                    scheme[:20] if scheme.isalnum() else "another kind of",
+                    peer,
+                )
+            return error_response(
                 401,
                 "Unauthorized: this server needs 'Authorization: Bearer <token>'",
                 {"WWW-Authenticate": f'Bearer realm="{REALM}"'},
+                close=True,
             )
         if not token.matches(credentials.strip()):
-            log.warning("refused a request with a wrong bearer token (401)")
-            return _error(
+            log.warning("refused a request with a wrong bearer token, from %s (401)", peer)
+            return error_response(
                 401,
                 "Unauthorized: the bearer token is not valid",
                 {"WWW-Authenticate": f'Bearer realm="{REALM}", error="invalid_token"'},
+                close=True,
             )
         return None

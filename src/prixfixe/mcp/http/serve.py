@@ -1,12 +1,18 @@
 """Run the MCP server over streamable HTTP on uvicorn until SIGINT or SIGTERM.
 
-A stop is graceful: the listening socket closes, requests in flight get up to `[http]
-shutdown_grace_seconds` to finish, then the SDK's session manager and the server's lifespan
-end (closing the store), and the process exits with status 0.
+The layers, outside in: uvicorn with `connections.BoundedH11Protocol` (a deadline for each
+request's head, a cap on connections), `guard.Guard` (Host, Origin, token), `limits.
+RequestLimits` (body deadline and size, stream lifetime, the stop), the SDK's app.
+
+A stop is graceful and bounded: the listening socket closes, requests still sending their body
+get 503, calls being answered get up to `[http] shutdown_grace_seconds` to finish, whatever is
+left is ended; then the SDK's session manager and the server's lifespan end (closing the
+store), and the process exits with status 0.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import signal
 import socket
@@ -19,21 +25,26 @@ import anyio
 import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
 from sse_starlette.sse import AppStatus
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from prixfixe.errors import PrixfixeError
 from prixfixe.leash.redact import install_logging_redaction
+from prixfixe.mcp.http.connections import bounded_protocol, connection_cap, quiet_accept_errors
 from prixfixe.mcp.http.guard import Guard
+from prixfixe.mcp.http.limits import RequestLimits
 from prixfixe.mcp.http.settings import HttpSettings
 
 if TYPE_CHECKING:
     from prixfixe.app import App
 
 HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+#: How long uvicorn waits for connections to close after the grace (when `RequestLimits` has
+#: ended every request) before it cancels what is left.
+BACKSTOP_SECONDS = 5
 
 
-def build_asgi(app: App, settings: HttpSettings) -> Guard:
-    """The SDK's streamable HTTP app for `app`'s server, behind prixfixe's guard."""
+def build_asgi(app: App, settings: HttpSettings) -> tuple[Guard, RequestLimits]:
+    """The SDK's streamable HTTP app for `app`'s server behind prixfixe's limits and guard:
+    the guard is the app to serve, the limits are what a stop ends."""
     from prixfixe.mcp.server import build_server
 
     server = build_server(app)
@@ -48,7 +59,13 @@ def build_asgi(app: App, settings: HttpSettings) -> Guard:
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         host=settings.host,
     )
-    return Guard(starlette_app, settings)
+    limited = RequestLimits(
+        starlette_app,
+        body_timeout=settings.body_timeout_seconds,
+        max_body_bytes=settings.max_body_bytes,
+        stream_seconds=settings.session_idle_seconds,
+    )
+    return Guard(limited, settings), limited
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -82,48 +99,20 @@ def endpoint_url(sock: socket.socket, settings: HttpSettings) -> str:
     return f"http://{host}:{port}{settings.path}"
 
 
-class InFlight:
-    """Counts requests being answered, except GETs (a session's standing SSE stream, which
-    never ends by itself), so a stop can wait for calls in flight and only for them."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-        self.count = 0
-        self._idle = anyio.Event()
-        self._idle.set()
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] == "GET":
-            await self.app(scope, receive, send)
-            return
-        self.count += 1
-        self._idle = anyio.Event() if self.count == 1 else self._idle
-        try:
-            await self.app(scope, receive, send)
-        finally:
-            self.count -= 1
-            if self.count == 0:
-                self._idle.set()
-
-    async def wait_idle(self) -> None:
-        while self.count:
-            await self._idle.wait()
-
-
 class UvicornServer(uvicorn.Server):
-    """uvicorn's server, telling when it is ready, letting calls in flight finish on a stop,
-    and treating SIGINT/SIGTERM as a clean stop (uvicorn re-raises the signal after its
-    graceful shutdown, which would end the process with the signal's status instead of 0)."""
+    """uvicorn's server, telling when it is ready, stopping within the grace period, and
+    treating SIGINT/SIGTERM as a clean stop (uvicorn re-raises the signal after its graceful
+    shutdown, which would end the process with the signal's status instead of 0)."""
 
     def __init__(
         self,
         config: uvicorn.Config,
-        in_flight: InFlight,
+        limits: RequestLimits,
         grace: float,
         on_started: Callable[[], None],
     ) -> None:
         super().__init__(config)
-        self.in_flight = in_flight
+        self.limits = limits
         self.grace = grace
         self.on_started = on_started
 
@@ -139,9 +128,13 @@ class UvicornServer(uvicorn.Server):
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         for server in self.servers:
             server.close()  # accept nothing new while the calls in flight finish
+        self.limits.begin_stop()  # requests still sending their body end now
         with anyio.move_on_after(self.grace):
-            await self.in_flight.wait_idle()
-        AppStatus.should_exit = True  # now end the standing SSE streams too
+            # Polled, so that a second Ctrl-C (`force_exit`) ends the wait at once.
+            while self.limits.calls_running and not self.force_exit:
+                await self.limits.wait_calls()
+        self.limits.end_all()  # calls past the grace, and the standing event streams
+        AppStatus.should_exit = True
         await super().shutdown(sockets=sockets)
 
     @contextlib.contextmanager
@@ -161,22 +154,28 @@ async def serve_http(
     app: App, settings: HttpSettings, *, announce: Callable[[str], None] | None = None
 ) -> None:
     """Serve until a signal; `announce` gets one line once the server accepts requests."""
-    in_flight = InFlight(build_asgi(app, settings))
+    guard, limits = build_asgi(app, settings)
     sock = listen(settings.host, settings.port)
     url = endpoint_url(sock, settings)
     config = uvicorn.Config(
-        in_flight,
+        guard,
+        http=bounded_protocol(
+            settings.header_timeout_seconds, connection_cap(settings.max_connections)
+        ),
         lifespan="on",
         log_level="warning",
         access_log=False,
         server_header=False,
         ws="none",
-        timeout_graceful_shutdown=int(settings.shutdown_grace_seconds) or None,
+        timeout_keep_alive=settings.keep_alive_seconds,
+        # A backstop only: by the end of the grace `RequestLimits` has ended every request.
+        timeout_graceful_shutdown=BACKSTOP_SECONDS,
     )
     install_logging_redaction()  # uvicorn.Config just gave its loggers their own handlers
     say = announce or _stderr
     grace = settings.shutdown_grace_seconds
-    server = UvicornServer(config, in_flight, grace, lambda: say(_ready_line(url, settings)))
+    server = UvicornServer(config, limits, grace, lambda: say(_ready_line(url, settings)))
+    quiet_accept_errors(asyncio.get_running_loop())
     try:
         await server.serve(sockets=[sock])
     finally:

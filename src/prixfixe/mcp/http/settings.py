@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import os
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,6 +19,8 @@ from prixfixe.secrets import Secret, SecretRef
 
 log = logging.getLogger(__name__)
 
+#: The most a token file may hold: a token is a line, and `/dev/zero` must not fill memory.
+MAX_TOKEN_FILE_BYTES = 4096
 #: Host names that always mean this machine.
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 WILDCARD_HOSTS = ("0.0.0.0", "::", "")
@@ -48,6 +51,10 @@ class HttpSettings:
     session_idle_seconds: float
     max_sessions: int
     shutdown_grace_seconds: float
+    header_timeout_seconds: float = 10
+    body_timeout_seconds: float = 30
+    keep_alive_seconds: int = 5
+    max_connections: int = 512
 
 
 def resolve_settings(
@@ -69,7 +76,7 @@ def resolve_settings(
             raise ConfigError("give --token-env or --token-file, not both")
         ref = SecretRef(env=token_env, file=token_file)
         key = "--token-env" if token_env is not None else "--token-file"
-    token = ref.resolve(env, key=key) if ref is not None else None
+    token = _resolve_token(ref, env, key) if ref is not None else None
     if token is not None:
         from prixfixe.leash.redact import REDACTOR
 
@@ -95,7 +102,67 @@ def resolve_settings(
         session_idle_seconds=config.session_idle_seconds,
         max_sessions=config.max_sessions,
         shutdown_grace_seconds=config.shutdown_grace_seconds,
+        header_timeout_seconds=config.header_timeout_seconds,
+        body_timeout_seconds=config.body_timeout_seconds,
+        keep_alive_seconds=config.keep_alive_seconds,
+        max_connections=config.max_connections,
     )
+
+
+def _resolve_token(ref: SecretRef, env: Mapping[str, str], key: str) -> Secret:
+    """The token `ref` names, refused at start if no client could send it in a header."""
+    if ref.file is None:
+        token = ref.resolve(env, key=key)
+    else:
+        token = Secret(_read_token_file(ref.file, key), ref.describe())
+    value = token.reveal()
+    where = f"{key} refers to {ref.describe()}"
+    # HTTP drops whitespace around a header value, so such a token would lock every client
+    # out; non-ASCII or control characters cannot be sent in a header at all. The messages
+    # never echo the value.
+    if not value.strip():
+        raise ConfigError(f"{where}, which holds only whitespace; it needs a token")
+    if value != value.strip():
+        raise ConfigError(
+            f"{where}, whose value starts or ends with whitespace, which no client can send "
+            "in an Authorization header; remove it"
+        )
+    if not all(" " <= char <= "~" for char in value):
+        raise ConfigError(
+            f"{where}, whose value has characters a client cannot send in an Authorization "
+            "header (only printable ASCII); generate one with "
+            '`python -c "import secrets; print(secrets.token_urlsafe(32))"`'
+        )
+    return token
+
+
+def _read_token_file(name: str, key: str) -> str:
+    """The token in file `name`, read with a bound (`/dev/zero` never ends) and without
+    blocking on a FIFO that no one writes; one trailing newline (or CRLF) dropped."""
+    path = os.path.expanduser(name)
+    where = f"{key} refers to file {path}"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        try:
+            os.set_blocking(fd, True)  # a pipe's writer (`<(pass show x)`) may still be writing
+            with os.fdopen(fd, "rb", closefd=False) as file:
+                raw = file.read(MAX_TOKEN_FILE_BYTES + 1)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise ConfigError(f"{where}, which cannot be read: {exc.strerror or exc}") from None
+    if len(raw) > MAX_TOKEN_FILE_BYTES:
+        raise ConfigError(
+            f"{where}, which is larger than {MAX_TOKEN_FILE_BYTES} bytes; it should hold one token"
+        )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{where}, which is not UTF-8 text") from None
+    text = text.removesuffix("\n").removesuffix("\r")
+    if not text:
+        raise ConfigError(f"{where}, which is empty")
+    return text
 
 
 def _allowed_hosts(bind: str, configured: list[str]) -> tuple[str, ...]:
