@@ -88,3 +88,21 @@ def test_world_readable_token_files_are_noticed(tmp_path: Path) -> None:
     assert SecretRef(file=str(path)).loose_permissions()
     path.chmod(0o600)
     assert not SecretRef(file=str(path)).loose_permissions()
+
+
+def test_a_credential_file_that_never_ends_is_refused_after_a_bounded_read() -> None:
+    from prixfixe.secrets import MAX_SECRET_FILE_BYTES
+
+    with pytest.raises(ConfigError) as caught:
+        SecretRef(file="/dev/zero").resolve({}, key="mounts.x.token")
+    assert caught.value.message == (
+        f"mounts.x.token refers to file /dev/zero, which is larger than {MAX_SECRET_FILE_BYTES} "
+        "bytes"
+    )
+
+
+def test_a_credential_file_that_is_not_text_is_one_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "key"
+    path.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(ConfigError, match="which is not UTF-8 text"):
+        SecretRef(file=str(path)).resolve({})

@@ -119,6 +119,37 @@ class CredentialRef(BaseModel):
         return shlex.split(self.cmd or "")
 
 
+#: The most a credential file may hold: a token or a key, not a data file (`/dev/zero` never ends).
+MAX_SECRET_FILE_BYTES = 64 * 1024
+
+
+def read_secret_file(name: str, where: str, limit: int = MAX_SECRET_FILE_BYTES) -> str:
+    """The text of credential file `name`, read with a bound and without blocking on a FIFO no
+    one writes (a pipe being written, `<(pass show x)`, still works); one trailing newline (or
+    CRLF) dropped. `where` starts every error ("key refers to file PATH")."""
+    path = os.path.expanduser(name)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        try:
+            os.set_blocking(fd, True)
+            with os.fdopen(fd, "rb", closefd=False) as file:
+                raw = file.read(limit + 1)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise ConfigError(f"{where}, which cannot be read: {exc.strerror or exc}") from None
+    if len(raw) > limit:
+        raise ConfigError(f"{where}, which is larger than {limit} bytes")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{where}, which is not UTF-8 text") from None
+    text = text.removesuffix("\n").removesuffix("\r")
+    if not text:
+        raise ConfigError(f"{where}, which is empty")
+    return text
+
+
 class SecretRef(BaseModel):
     """Where a credential is: exactly one of `env` (a variable's name) or `file` (a path)."""
 
@@ -150,17 +181,7 @@ class SecretRef(BaseModel):
             return Secret(value, self.describe())
         assert self.file is not None
         path = Path(self.file).expanduser()
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            problem = f"{key} refers to file {path}, which cannot be read: {reason}"
-            raise ConfigError(problem) from None
-        value = text[:-1] if text.endswith("\n") else text
-        if value.endswith("\r"):
-            value = value[:-1]
-        if not value:
-            raise ConfigError(f"{key} refers to file {path}, which is empty")
+        value = read_secret_file(str(path), f"{key} refers to file {path}")
         return Secret(value, self.describe())
 
     def loose_permissions(self) -> bool:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from prixfixe.config import HttpConfig
 from prixfixe.errors import ConfigError
-from prixfixe.secrets import Secret, SecretRef
+from prixfixe.secrets import Secret, SecretRef, read_secret_file
 
 log = logging.getLogger(__name__)
 
@@ -137,32 +137,15 @@ def _resolve_token(ref: SecretRef, env: Mapping[str, str], key: str) -> Secret:
 
 
 def _read_token_file(name: str, key: str) -> str:
-    """The token in file `name`, read with a bound (`/dev/zero` never ends) and without
-    blocking on a FIFO that no one writes; one trailing newline (or CRLF) dropped."""
+    """The token in file `name`: a credential file, bounded to what one token could be."""
     path = os.path.expanduser(name)
     where = f"{key} refers to file {path}"
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-        try:
-            os.set_blocking(fd, True)  # a pipe's writer (`<(pass show x)`) may still be writing
-            with os.fdopen(fd, "rb", closefd=False) as file:
-                raw = file.read(MAX_TOKEN_FILE_BYTES + 1)
-        finally:
-            os.close(fd)
-    except OSError as exc:
-        raise ConfigError(f"{where}, which cannot be read: {exc.strerror or exc}") from None
-    if len(raw) > MAX_TOKEN_FILE_BYTES:
-        raise ConfigError(
-            f"{where}, which is larger than {MAX_TOKEN_FILE_BYTES} bytes; it should hold one token"
-        )
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ConfigError(f"{where}, which is not UTF-8 text") from None
-    text = text.removesuffix("\n").removesuffix("\r")
-    if not text:
-        raise ConfigError(f"{where}, which is empty")
-    return text
+        return read_secret_file(name, where, MAX_TOKEN_FILE_BYTES)
+    except ConfigError as exc:
+        if "larger than" in exc.message:
+            raise ConfigError(f"{exc.message}; it should hold one token") from None
+        raise
 
 
 def _allowed_hosts(bind: str, configured: list[str]) -> tuple[str, ...]:
