@@ -104,3 +104,31 @@ async def test_a_step_whose_working_directory_cannot_be_one_fails_cleanly_and_sp
     assert step["error"]["kind"] != "crash"
     assert "crashed" not in step["error"]["message"]
     assert "working directory" in step["error"]["message"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", [["run", "morning"], ["store", "query", "reminder"]])
+def test_a_home_under_a_regular_file_is_one_clear_line_not_a_traceback(
+    tmp_path: Path, command: list[str]
+) -> None:
+    import os
+    import subprocess
+    import sys
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PRIXFIXE_")}
+    env |= {"PRIXFIXE_HOME": str(blocker / "home"), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    done = subprocess.run(
+        [sys.executable, "-m", "prixfixe", *command],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert str(blocker / "home") in done.stderr
+    assert "PRIXFIXE_HOME" in done.stderr
+    assert blocker.read_text() == "not a directory\n"
