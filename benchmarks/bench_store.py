@@ -4,7 +4,12 @@ For each store size (10k and 1M `reminder` records; `--quick`: 10k only, fewer s
 measures, through prixfixe's store interface (`SQLiteStore`: validation, JSON bodies, history,
 the generation counter, signed cursors):
 
-* puts per second, single (one transaction each) and batched (`put_many`, 1,000 a transaction);
+* puts per second, single (one transaction each) and batched (`put_many`, 1,000 a transaction).
+  Single puts alternate with the floor's inserts in blocks of 50 (prixfixe first in even
+  rounds, sqlite3 first in odd ones), so both sides see the same disk and the same neighbours;
+  the figures are medians over the blocks, with the range, and the ratio is taken round by
+  round. Each block's CPU time per put (this process, user + system) is recorded beside its
+  wall time: wall time follows the disk's fsync latency, CPU time is the store's own cost;
 * query latency p50 / p99 on the indexed field `due`: equality (`{"due": D}`, 50 a page) and a
   range sorted on it (`{"due": {">=": D}}`, `order_by="due"`);
 * the time to fetch page 1 and page 1,000 of a query sorted on `due`, following cursors.
@@ -14,13 +19,14 @@ columns (`text`, `due`, `recurrence`) and an index on `(due, id)`, same pragmas 
 synchronous FULL): inserts one per transaction and 1,000 per transaction, the same selects, and
 keyset and OFFSET paging. Timings never appear in the test suite; read the ratios.
 
-Run from the repository root: `python -m benchmarks.bench_store [--quick]`.
+Run from the repository root: `python -m benchmarks.bench_store [--quick] [--no-write]`.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import os
 import shutil
 import sqlite3
 import statistics
@@ -43,6 +49,7 @@ from prixfixe.store.tools import BUILTIN_KINDS
 
 KINDS = {k.name: replace(k, owner="prixfixe.default_plugins.store") for k in BUILTIN_KINDS}
 BATCH = 1000
+SINGLE_BLOCK = 50  # single puts per timed block; the two sides alternate block by block
 DAYS = 1096  # due dates spread over three years: ~9 records a day at 10k, ~900 at 1M
 START = dt.date(2026, 1, 1)
 RECURRENCE = ("daily", "weekly", None, None, "monthly")
@@ -135,12 +142,7 @@ def bench_size(workdir: Path, size: int, *, singles: int, samples: int) -> dict[
         out["batched_puts_per_s"] = round(size / t_store)
         out["plain_batched_inserts_per_s"] = round(size / t_plain)
 
-        # Single puts into the loaded store, one transaction each.
-        extra = [record(size + i) for i in range(singles)]
-        t_store = timed(lambda: [store.put("reminder", r) for r in extra])
-        t_plain = timed(lambda: [plain.execute(PLAIN_INSERT, row) for row in plain_rows(extra)])
-        out["single_puts_per_s"] = round(singles / t_store)
-        out["plain_single_inserts_per_s"] = round(singles / t_plain)
+        out.update(bench_singles(store, plain, size, singles))
 
         days = sample_days(samples)
         out["query_equality"] = latencies(
@@ -173,6 +175,62 @@ def bench_size(workdir: Path, size: int, *, singles: int, samples: int) -> dict[
         store.close()
         plain.close()
     return out
+
+
+def timed_cpu(fn: Callable[[], object]) -> tuple[float, float]:
+    """Wall seconds and this process's CPU seconds one call takes."""
+    c0, t0 = time.process_time(), time.perf_counter()
+    fn()
+    return time.perf_counter() - t0, time.process_time() - c0
+
+
+def _spread_of(values: Sequence[float], digits: int = 0) -> dict[str, float]:
+    return {
+        "median": round(statistics.median(values), digits),
+        "min": round(min(values), digits),
+        "max": round(max(values), digits),
+    }
+
+
+def bench_singles(
+    store: SQLiteStore, plain: sqlite3.Connection, size: int, singles: int
+) -> dict[str, Any]:
+    """Single puts into the loaded store, one transaction each, interleaved with the floor's
+    single inserts in blocks of `SINGLE_BLOCK`: per block a rate and CPU time per put, per
+    round (one block each side) the ratios."""
+    rounds = max(1, singles // SINGLE_BLOCK)
+    rate: dict[str, list[float]] = {"store": [], "plain": []}
+    cpu_us: dict[str, list[float]] = {"store": [], "plain": []}
+    for n in range(rounds):
+        lo = size + n * SINGLE_BLOCK
+        block = [record(i) for i in range(lo, lo + SINGLE_BLOCK)]
+        rows = plain_rows(block)
+
+        def puts(block: list[dict[str, Any]] = block) -> None:
+            for r in block:
+                store.put("reminder", r)
+
+        def inserts(rows: list[tuple[Any, ...]] = rows) -> None:
+            for row in rows:  # autocommit: one transaction each, as `store.put`
+                plain.execute(PLAIN_INSERT, row)
+
+        sides = (("store", puts), ("plain", inserts))
+        for side, fn in sides if n % 2 == 0 else sides[::-1]:
+            wall, cpu = timed_cpu(fn)
+            rate[side].append(SINGLE_BLOCK / wall)
+            cpu_us[side].append(cpu / SINGLE_BLOCK * 1e6)
+    rate_ratio = [a / b for a, b in zip(rate["store"], rate["plain"], strict=True)]
+    cpu_ratio = [a / b for a, b in zip(cpu_us["store"], cpu_us["plain"], strict=True) if b]
+    return {
+        "single_rounds": rounds,
+        "single_block": SINGLE_BLOCK,
+        "single_puts_per_s": _spread_of(rate["store"]),
+        "plain_single_inserts_per_s": _spread_of(rate["plain"]),
+        "single_vs_floor": _spread_of(rate_ratio, 3),
+        "single_cpu_us_per_put": _spread_of(cpu_us["store"], 1),
+        "plain_single_cpu_us_per_insert": _spread_of(cpu_us["plain"], 1),
+        "single_cpu_vs_floor": _spread_of(cpu_ratio, 3) if cpu_ratio else None,
+    }
 
 
 def bench_pages(store: SQLiteStore, plain: sqlite3.Connection, size: int) -> dict[str, Any]:
@@ -230,13 +288,41 @@ def _x(a: float, b: float) -> str:
     return f"{a / b:.2f}" if b else "-"
 
 
+def _f2(value: float) -> str:
+    return f"{value:.2f}"
+
+
+def _spread(spread: dict[str, float], fmt: Callable[[float], str]) -> str:
+    return f"{fmt(spread['median'])} ({fmt(spread['min'])}-{fmt(spread['max'])})"
+
+
 def report(results: list[dict[str, Any]], quick: bool) -> str:
-    writes = markdown_table(
+    singles = markdown_table(
         [
             "records",
             "single puts/s",
             "sqlite3 single inserts/s",
-            "x floor",
+            "x floor, by round",
+            "CPU µs a put",
+            "sqlite3 CPU µs an insert",
+            "CPU x floor, by round",
+        ],
+        [
+            [
+                f"{r['records']:,}",
+                _spread(r["single_puts_per_s"], _n),
+                _spread(r["plain_single_inserts_per_s"], _n),
+                _spread(r["single_vs_floor"], _f2),
+                _spread(r["single_cpu_us_per_put"], _n),
+                _spread(r["plain_single_cpu_us_per_insert"], _n),
+                _spread(r["single_cpu_vs_floor"], _f2) if r["single_cpu_vs_floor"] else "-",
+            ]
+            for r in results
+        ],
+    )
+    batched = markdown_table(
+        [
+            "records",
             f"batched puts/s ({BATCH:,} a transaction)",
             "sqlite3 batched inserts/s",
             "x floor",
@@ -244,9 +330,6 @@ def report(results: list[dict[str, Any]], quick: bool) -> str:
         [
             [
                 f"{r['records']:,}",
-                _n(r["single_puts_per_s"]),
-                _n(r["plain_single_inserts_per_s"]),
-                _x(r["single_puts_per_s"], r["plain_single_inserts_per_s"]),
                 _n(r["batched_puts_per_s"]),
                 _n(r["plain_batched_inserts_per_s"]),
                 _x(r["batched_puts_per_s"], r["plain_batched_inserts_per_s"]),
@@ -312,7 +395,19 @@ prixfixe's store interface (validation, JSON body, generation counter, signed cu
 columns, an index on `(due, id)`, the same pragmas: WAL, synchronous FULL) as the floor. Due
 dates spread over {DAYS:,} days. Latencies are per call in this process (no MCP transport).
 
-{writes}
+Single puts, one transaction each (so each waits for its own fsync), alternate with the floor's
+single inserts in blocks of {SINGLE_BLOCK}, {results[0]["single_rounds"]} rounds, the two sides
+taking turns to go first. Each figure is the median over the blocks with the range in brackets;
+"x floor" is the median of the per-round ratios. The machine has {os.cpu_count()} cores and one
+disk shared with whatever else runs, so the wall-clock rates follow the disk's fsync latency
+and move a lot from run to run: read the interleaved ratios, and the CPU time per put (this
+process's user + system time over the block), which is prixfixe's own cost and steadier.
+
+{singles}
+
+Batched puts, the bulk load itself, alternate with the floor batch by batch; totals:
+
+{batched}
 
 Query latency on the indexed field `due` (plan at {results[-1]["records"]:,}: {plan}):
 
@@ -332,9 +427,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--sizes", type=int, nargs="*", default=None, help="store sizes (default 10k and 1M)"
     )
+    parser.add_argument("--no-write", action="store_true", help="print only; write no files")
     args = parser.parse_args(argv)
     sizes = args.sizes or ([10_000] if args.quick else [10_000, 1_000_000])
-    singles = 300 if args.quick else 1000
+    singles = 300 if args.quick else 2000
     samples = 100 if args.quick else 400
     workdir = Path(tempfile.mkdtemp(prefix="prixfixe-bench-store-"))
     results: list[dict[str, Any]] = []
@@ -348,8 +444,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     data = {"quick": args.quick, "batch": BATCH, "days": DAYS, "sizes": results}
     markdown = report(results, args.quick)
     print(markdown)
-    write_json("store", data)
-    write_section("store", markdown)
+    if not args.no_write:
+        write_json("store", data)
+        write_section("store", markdown)
     return data
 
 
