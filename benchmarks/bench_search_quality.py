@@ -28,16 +28,20 @@ from __future__ import annotations
 
 import argparse
 import csv
+import importlib.util
 import json
+import os
 import random
 import re
 import statistics
+import subprocess
 import sys
 import time
 from abc import ABC, abstractmethod
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +54,7 @@ import bm25s
 import numpy as np
 
 from benchmarks._common import SHARED_DATA, markdown_table, write_json, write_section
-from prixfixe.search import DEFAULT_TUNING, SearchDocument, SearchIndex, Tuning
+from prixfixe.search import DEFAULT_TUNING, Embedder, SearchDocument, SearchIndex, Tuning
 
 DATA = SHARED_DATA / "toolsearch"
 DEFAULT_METATOOL_CATALOGUE = DATA / "metatool" / "plugin_des.json"
@@ -152,6 +156,29 @@ class PrixfixeRanker(Ranker):
         return [h.name for h in self.index.search(query, limit=k).hits]
 
 
+def _embedder() -> Embedder | None:
+    """wordllama from the `prixfixe[semantic]` extra, loaded once; None when not installed."""
+    global _EMBEDDER
+    if _EMBEDDER is None and importlib.util.find_spec("wordllama") is not None:
+        from prixfixe.search.semantic import load_wordllama
+
+        _EMBEDDER = load_wordllama()
+    return _EMBEDDER
+
+
+_EMBEDDER: Embedder | None = None
+
+
+class PrixfixeSemanticRanker(PrixfixeRanker):
+    """prixfixe with `[search] semantic = true`: BM25F fused with wordllama's cosine. Each
+    build starts from an empty vector cache, so build time includes embedding every tool."""
+
+    label = "prixfixe + wordllama (`[search] semantic`)"
+
+    def __init__(self, docs: Sequence[SearchDocument]) -> None:
+        self.index = SearchIndex(docs, tuning=DEFAULT_TUNING, embedder=_embedder())
+
+
 class PrixfixeNoSynonymsRanker(PrixfixeRanker):
     """Ablation: the same ranker with the synonym table switched off."""
 
@@ -237,15 +264,27 @@ def abstention(
     pairs: Sequence[tuple[str, str]],
     ratios: Sequence[float],
     tuning: Tuning = DEFAULT_TUNING,
+    embedder: Embedder | None = None,
 ) -> dict[float, dict[str, float]]:
     """Per threshold: abstain rate on unanswerable and answerable queries, top-5 with abstain
-    counted as a miss. `tuning` gives every other constant (the evidence cap)."""
+    counted as a miss. `tuning` gives every other constant (the evidence cap); with
+    `embedder`, the fused ranking and its confidence."""
     by_tool: dict[str, list[str]] = defaultdict(list)
     for query, tool in pairs:
         by_tool[tool].append(query)
-    full = SearchIndex(docs, tuning=tuning)
+    cache = None
+    if embedder is not None:
+        from prixfixe.search.semantic import VectorCache
+
+        cache = VectorCache()  # one catalogue, embedded once for its 200 indexes
+    full = SearchIndex(docs, tuning=tuning, embedder=embedder, vector_cache=cache)
     without = {
-        tool: SearchIndex((d for d in docs if d.name != tool), tuning=tuning)
+        tool: SearchIndex(
+            (d for d in docs if d.name != tool),
+            tuning=tuning,
+            embedder=embedder,
+            vector_cache=cache,
+        )
         for tool in sorted(by_tool)
     }
     # Search once; a threshold only decides which confidences count as a good match.
@@ -269,6 +308,40 @@ def abstention(
             "top5_abstain_as_miss": top5_strict / n,
         }
     return out
+
+
+def semantic_costs(embedder: Embedder, queries: Sequence[str]) -> dict[str, Any]:
+    """What the extra costs: wordllama's version and installed size, what a fresh process that
+    has imported prixfixe spends importing numpy and wordllama and loading the model, and one
+    query's embedding."""
+    code = (
+        "import time, prixfixe.search; t = time.perf_counter()\n"
+        "from prixfixe.search.semantic import load_wordllama; load_wordllama()\n"
+        "print(time.perf_counter() - t)"
+    )
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root / "src")}
+    loads = [
+        float(
+            subprocess.run(
+                [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+            ).stdout
+        )
+        for _ in range(3)
+    ]
+    dist = metadata.distribution("wordllama")
+    size = sum(f.size or 0 for f in dist.files or [])
+    embedder.embed([queries[0]])
+    start = time.perf_counter()
+    for q in queries:
+        embedder.embed([q])
+    per_query = (time.perf_counter() - start) / len(queries)
+    return {
+        "version": dist.version,
+        "installed_mb": size / 1e6,
+        "import_and_load_s": min(loads),
+        "query_embed_ms": per_query * 1000,
+    }
 
 
 # --- report ---------------------------------------------------------------------------------
@@ -310,11 +383,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         for half, pairs in meta_halves.items()
     }
 
-    makers: dict[str, type[Ranker]] = {
-        "prixfixe": PrixfixeRanker,
-        "prixfixe_no_synonyms": PrixfixeNoSynonymsRanker,
-        "baseline": BaselineRanker,
-    }
+    makers: dict[str, type[Ranker]] = {"prixfixe": PrixfixeRanker}
+    embedder = _embedder()
+    if embedder is not None:
+        makers["prixfixe_semantic"] = PrixfixeSemanticRanker
+    makers["prixfixe_no_synonyms"] = PrixfixeNoSynonymsRanker
+    makers["baseline"] = BaselineRanker
     results: dict[str, Any] = {
         "seed": args.seed,
         "metatool_queries": {h: len(p) for h, p in meta_halves.items()},
@@ -358,6 +432,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             "previous": previous[PREVIOUS_TUNING.good_match],
             "current": sweeps[half][DEFAULT_TUNING.good_match],
         }
+        if embedder is not None:
+            fused = abstention(
+                meta_docs, pairs, [DEFAULT_TUNING.dense_good_match], embedder=embedder
+            )
+            chosen[half]["semantic"] = fused[DEFAULT_TUNING.dense_good_match]
+    if embedder is not None:
+        results["semantic"] = semantic_costs(embedder, latency_queries)
     results["abstention"] = {
         "sample_size": {h: len(p) for h, p in abstain_halves.items()},
         "threshold": DEFAULT_TUNING.good_match,
@@ -366,6 +447,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             "threshold": PREVIOUS_TUNING.good_match,
             "evidence_cap": PREVIOUS_TUNING.evidence_cap,
         },
+        "semantic_threshold": DEFAULT_TUNING.dense_good_match,
         "chosen": chosen,
         "sweep": {h: {str(k): v for k, v in sw.items()} for h, sw in sweeps.items()},
     }
@@ -409,6 +491,18 @@ def render(results: dict[str, Any], sweeps: dict[str, dict[float, dict[str, floa
     )
     abst = results["abstention"]
     chosen = abst["chosen"]
+    rules = [
+        (
+            "previous",
+            f"before: threshold {abst['previous']['threshold']}, "
+            f"cap {abst['previous']['evidence_cap']}",
+        ),
+        ("current", f"now: threshold {abst['threshold']}, cap {abst['evidence_cap']}"),
+    ]
+    if "semantic" in chosen["dev"]:
+        rules.append(
+            ("semantic", f"`[search] semantic`: fused score threshold {abst['semantic_threshold']}")
+        )
     before_after = markdown_table(
         [
             "confidence rule",
@@ -417,18 +511,26 @@ def render(results: dict[str, Any], sweeps: dict[str, dict[float, dict[str, floa
         ],
         [
             [
-                f"{label}: threshold {rule['threshold']}, cap {rule['evidence_cap']}",
+                label,
                 f"{_f(chosen['dev'][key]['unanswerable_abstain'])} / "
                 f"{_f(chosen['held'][key]['unanswerable_abstain'])}",
                 f"{_f(chosen['dev'][key]['answerable_abstain'])} / "
                 f"{_f(chosen['held'][key]['answerable_abstain'])}",
             ]
-            for key, label, rule in (
-                ("previous", "before", abst["previous"]),
-                ("current", "now", abst),
-            )
+            for key, label in rules
         ],
     )
+    costs = ""
+    if "semantic" in results:
+        sem = results["semantic"]
+        costs = f"""
+The semantic row fuses each tool's lexical confidence with `dense_weight` (2) x its cosine to the
+query under wordllama {sem["version"]} (static 256-d embeddings shipped inside its wheel;
+{sem["installed_mb"]:.0f} MB installed, plus numpy, tokenizers and safetensors). Its build time
+includes embedding every tool (no cached vectors). Importing numpy and wordllama and loading
+the model adds {sem["import_and_load_s"]:.2f} s to a fresh process (prixfixe already imported);
+embedding one query takes {sem["query_embed_ms"]:.3f} ms.
+"""
     threshold = abst["threshold"]
     sweep_rows = [
         [
@@ -459,12 +561,12 @@ The shared queries are cut in two halves by one seeded shuffle (seed {results["s
 constant of `prixfixe.search.Tuning` was chosen on the development half; the held-out half was
 never tuned on. MetaTool: {results["metatool_tools"]} tools, {q["dev"]:,} / {q["held"]:,}
 queries. LiveMCPBench: {results["livemcp_tools"]} tools with their parameters, {t["dev"]} /
-{t["held"]} tasks, recall@10 (20 tasks a half: one task moves it by up to 0.05). The middle row
-switches prixfixe's synonym table off. Build time is the best of three; query time the mean
-over 1,000 MetaTool queries.
+{t["held"]} tasks, recall@10 (20 tasks a half: one task moves it by up to 0.05). The row
+"without synonym table" switches prixfixe's synonym table off. Build time is the best of three;
+query time the mean over 1,000 MetaTool queries.
 
 {main_table}
-
+{costs}
 Reference figures from the data README (its own 3,000-query sample, other implementations):
 
 {ref_table}

@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib.util
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -50,7 +52,7 @@ from benchmarks.bench_search_quality import (
 from prixfixe.core.facets import Exposure
 from prixfixe.core.registry import Registry
 from prixfixe.declarations.tool import RegisteredTool, Tool, ToolContext
-from prixfixe.search import SearchDocument, SearchIndex
+from prixfixe.search import SearchDocument, SearchIndex, analysis
 from prixfixe.tools.finder import Finder
 
 PLUGIN_SIZE = 50
@@ -175,6 +177,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         return (time.perf_counter() - start) * 1000
 
     registration = _best_of(args.runs, lambda: registry_of(plugins))
+
+    def cold_first_search() -> None:
+        # As in a fresh process: the analyser has seen none of these words yet.
+        analysis.forget()
+        first_search()
+
+    first_cold = _best_of(args.runs, cold_first_search) - registration
     first = _best_of(args.runs, first_search) - registration
     previous = _best_of(1, previous_first_search) - registration
     rebuild = min(rebuild_one_plugin() for _ in range(args.runs))
@@ -203,6 +212,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         return [names[int(i)] for i in np.asarray(docs)[0]]
 
     b50, b95 = _latencies(bm25_search, queries)
+    semantic = semantic_figures(plugins, extra, queries) if _has_wordllama() else None
 
     results: dict[str, Any] = {
         "tools": len(all_tools),
@@ -210,6 +220,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "registration_ms": registration,
         "prixfixe": {
             "first_search_ms": first,
+            "first_search_cold_ms": first_cold,
             "rebuild_one_plugin_ms": rebuild,
             "query_p50_ms": p50,
             "query_p95_ms": p95,
@@ -217,6 +228,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "previous": {"first_search_ms": previous},
         "bm25s": {"build_ms": bm25_ms, "query_p50_ms": b50, "query_p95_ms": b95},
     }
+    if semantic is not None:
+        results["semantic"] = semantic
     markdown = render(results)
     print(markdown)
     if not args.no_write:
@@ -225,16 +238,80 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     return results
 
 
+def _has_wordllama() -> bool:
+    return importlib.util.find_spec("wordllama") is not None
+
+
+def semantic_figures(
+    plugins: Sequence[Sequence[Tool]], extra: Sequence[Tool], queries: Sequence[str]
+) -> dict[str, float]:
+    """`[search] semantic` at this scale: the first search ever (every tool embedded, the
+    vector file written), the first search after a restart (vectors read from that file),
+    a rebuild after one plugin changed, and query latency."""
+    from prixfixe.search.semantic import VectorCache, load_wordllama
+
+    embedder = load_wordllama()
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "search-vectors.npz"
+
+        def fresh_finder() -> tuple[Registry, Finder]:
+            registry = registry_of(plugins)
+            cache = VectorCache(path)
+            return registry, Finder(registry, EXPOSURE, embedder=embedder, vector_cache=cache)
+
+        _, finder = fresh_finder()
+        start = time.perf_counter()
+        finder.find("convert a file")
+        first_ever = (time.perf_counter() - start) * 1000
+
+        def restart() -> float:
+            analysis.forget()
+            _, finder = fresh_finder()
+            start = time.perf_counter()
+            finder.find("convert a file")
+            return (time.perf_counter() - start) * 1000
+
+        restarted = min(restart() for _ in range(3))
+        registry, finder = fresh_finder()
+        finder.find("convert a file")
+        registry.add_tools(extra, owner="changed")
+        start = time.perf_counter()
+        finder.find("convert a file")
+        rebuild = (time.perf_counter() - start) * 1000
+        p50, p95 = _latencies(lambda q: finder.find(q, limit=5), queries)
+    return {
+        "first_search_ever_ms": first_ever,
+        "first_search_restart_ms": restarted,
+        "rebuild_one_plugin_ms": rebuild,
+        "query_p50_ms": p50,
+        "query_p95_ms": p95,
+    }
+
+
 def render(r: dict[str, Any]) -> str:
     px, prev, bm = r["prixfixe"], r["previous"], r["bm25s"]
     rows = [
         [
             "prixfixe `Finder` (first search: build + query)",
-            f"{px['first_search_ms']:.0f}",
+            f"{px['first_search_cold_ms']:.0f} / {px['first_search_ms']:.0f}",
             f"{px['rebuild_one_plugin_ms']:.0f}",
             f"{px['query_p50_ms']:.2f}",
             f"{px['query_p95_ms']:.2f}",
         ],
+        *(
+            [
+                [
+                    "prixfixe `Finder`, `[search] semantic` (restart: vectors read from the "
+                    "cache file)",
+                    f"{r['semantic']['first_search_restart_ms']:.0f}",
+                    f"{r['semantic']['rebuild_one_plugin_ms']:.0f}",
+                    f"{r['semantic']['query_p50_ms']:.2f}",
+                    f"{r['semantic']['query_p95_ms']:.2f}",
+                ]
+            ]
+            if "semantic" in r
+            else []
+        ),
         [
             "previous path (JSON Schema per tool, same ranker)",
             f"{prev['first_search_ms']:.0f}",
@@ -253,24 +330,35 @@ def render(r: dict[str, Any]) -> str:
     table = markdown_table(
         [
             "index",
-            "build ms",
+            "build ms (cold / warm analyser)",
             "rebuild after one plugin changed, ms",
             "query p50 ms",
             "query p95 ms",
         ],
         rows,
     )
-    ratio = px["first_search_ms"] / prev["first_search_ms"]
+    semantic_note = ""
+    if "semantic" in r:
+        semantic_note = (
+            "\nWith `[search] semantic`, the very first search (every tool embedded by wordllama, "
+            f"the vector file written) took {r['semantic']['first_search_ever_ms']:,.0f} ms; "
+            "a restart reads the vectors from that file (the build column, cold analyser).\n"
+        )
+    ratio = px["first_search_cold_ms"] / prev["first_search_ms"]
+    bm_ratio = px["first_search_cold_ms"] / bm["build_ms"]
     return f"""## Search at scale (`tool_search`)
 
 `benchmarks/bench_search_scale.py`: {r["tools"]:,} tools in {r["plugins"]} plugins (LiveMCPBench's
 527 real tools repeated under new names, with pydantic input models), registered in
 {r["registration_ms"]:.0f} ms (not counted below). Build is the first `tool_search` of a fresh
-registry, best of three; the rebuild adds one plugin of 50 tools and times the next search;
-queries are 200 MetaTool requests. The first search takes {ratio:.2f}x the previous path's time.
+registry, best of three: *cold* as in a fresh process (the analyser's word caches emptied
+first), *warm* after earlier builds (the catalogue repeats its 527 tools' texts, so warm caches
+flatter it; cold is the figure to quote). The rebuild adds one plugin of 50 tools and times the
+next search; queries are 200 MetaTool requests. The cold first search takes {ratio:.2f}x the
+previous path's time and {bm_ratio:.2f}x plain BM25's build.
 
 {table}
-"""
+{semantic_note}"""
 
 
 if __name__ == "__main__":

@@ -107,7 +107,7 @@ class App:
         # Imported on first search: the ranker and its stemmer are not needed to start serving.
         from prixfixe.tools.finder import Finder
 
-        return Finder(self.registry, self.exposure)
+        return Finder.configured(self.registry, self.exposure, self.config.model, self.home)
 
     # -- the store --------------------------------------------------------------------------
 

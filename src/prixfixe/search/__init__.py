@@ -15,17 +15,26 @@ See docs/search.md for how ranking and abstention work and what they reach.
 from __future__ import annotations
 
 from prixfixe.search.analysis import tokenize
-from prixfixe.search.index import DEFAULT_TUNING, AnalyzedDocument, SearchIndex, Tuning, analyze
-from prixfixe.search.types import SearchDocument, SearchHit, SearchResult
+from prixfixe.search.index import (
+    DEFAULT_TUNING,
+    AnalyzedDocument,
+    SearchIndex,
+    Tuning,
+    analyze,
+    embed_text,
+)
+from prixfixe.search.types import Embedder, SearchDocument, SearchHit, SearchResult
 
 __all__ = [
     "DEFAULT_TUNING",
     "AnalyzedDocument",
+    "Embedder",
     "SearchDocument",
     "SearchHit",
     "SearchIndex",
     "SearchResult",
     "Tuning",
     "analyze",
+    "embed_text",
     "tokenize",
 ]

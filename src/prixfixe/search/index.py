@@ -15,15 +15,27 @@ from __future__ import annotations
 
 import heapq
 import math
+import re
 from bisect import bisect_left
-from collections import Counter
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, cast
 
-from prixfixe.search.analysis import synonyms, tokenize
-from prixfixe.search.types import SearchDocument, SearchHit, SearchResult
+from prixfixe.search.analysis import _CAMEL_RE, synonyms, term_counts, tokenize
+from prixfixe.search.types import Embedder, SearchDocument, SearchHit, SearchResult
 
-__all__ = ["DEFAULT_TUNING", "AnalyzedDocument", "SearchIndex", "Tuning", "analyze"]
+if TYPE_CHECKING:
+    from prixfixe.search.semantic import DenseIndex, VectorCache
+
+__all__ = [
+    "DEFAULT_TUNING",
+    "AnalyzedDocument",
+    "SearchIndex",
+    "Tuning",
+    "analyze",
+    "embed_text",
+]
 
 #: Field order of an analysed document.
 FIELDS = ("name", "description", "params", "keywords", "examples")
@@ -67,6 +79,11 @@ class Tuning:
     good_match: float = 0.3
     #: How many fully informative query words a confident answer must explain, at most.
     evidence_cap: float = 1.5
+    #: With an embedder (``prixfixe[semantic]``): a document's score is its lexical
+    #: confidence plus ``dense_weight`` times its cosine to the query.
+    dense_weight: float = 2.0
+    #: With an embedder, a hit is confident when its fused score reaches this.
+    dense_good_match: float = 0.8
 
     def field_weights(self) -> tuple[tuple[float, float], ...]:
         """(weight, b) per field, in :data:`FIELDS` order."""
@@ -94,22 +111,40 @@ class AnalyzedDocument:
     name: str
     counts: tuple[dict[str, int], ...]
     lengths: tuple[int, ...]
+    #: The document analysed: an index with an embedder embeds its ``embed_text``.
+    source: SearchDocument | None = field(default=None, compare=False, repr=False)
+
+
+def embed_text(doc: SearchDocument) -> str:
+    """The document as one passage for an embedding model: its name as words, description,
+    keywords, example requests and parameter names (their descriptions add little but length;
+    chosen on the development half, see docs/search.md)."""
+    name = " ".join(_CAMEL_RE.sub(" ", _NAME_SEPARATORS.sub(" ", doc.name)).split())
+    parts = [name, doc.description, *doc.keywords, *doc.examples]
+    params = ", ".join(param for param, _ in doc.params)
+    return ". ".join(p for p in (part.strip().rstrip(".") for part in (*parts, params)) if p)
+
+
+_NAME_SEPARATORS = re.compile(r"[_.\-/]+")
 
 
 def analyze(doc: SearchDocument) -> AnalyzedDocument:
     """Analyse one document into its per-field term counts."""
-    texts = (
-        doc.name,
-        doc.description,
-        " ".join(f"{name} {desc}" for name, desc in doc.params),
-        " ".join(doc.keywords),
-        " ".join(doc.examples),
+    # Spelled out rather than looped: a catalogue's build analyses every document, and most
+    # have no keywords or examples.
+    params, keywords, examples = doc.params, doc.keywords, doc.examples
+    counts = (
+        term_counts(doc.name),
+        term_counts(doc.description) if doc.description else {},
+        term_counts(" ".join([f"{name} {desc}" for name, desc in params])) if params else {},
+        term_counts(" ".join(keywords)) if keywords else {},
+        term_counts(" ".join(examples)) if examples else {},
     )
-    terms = [tokenize(text) for text in texts]
     return AnalyzedDocument(
         name=doc.name,
-        counts=tuple(dict(Counter(t)) for t in terms),
-        lengths=tuple(len(t) for t in terms),
+        counts=counts,
+        lengths=tuple(map(sum, map(dict.values, counts))),
+        source=doc,
     )
 
 
@@ -119,16 +154,25 @@ def _idf(df: int, n_docs: int) -> float:
 
 
 class SearchIndex:
-    """A BM25F index over a fixed set of documents."""
+    """A BM25F index over a fixed set of documents; with an ``embedder``, fused with the
+    cosine of dense embeddings (see :mod:`prixfixe.search.semantic`)."""
 
     def __init__(
         self,
         docs: Iterable[SearchDocument | AnalyzedDocument],
         *,
         tuning: Tuning = DEFAULT_TUNING,
+        embedder: Embedder | None = None,
+        vector_cache: VectorCache | None = None,
     ) -> None:
         self.tuning = tuning
         analysed = [d if isinstance(d, AnalyzedDocument) else analyze(d) for d in docs]
+        self._dense: DenseIndex | None = None
+        if embedder is not None:
+            from prixfixe.search.semantic import DenseIndex
+
+            texts = [embed_text(d.source) if d.source else d.name for d in analysed]
+            self._dense = DenseIndex(embedder, texts, vector_cache)
         self._names: list[str] = [d.name for d in analysed]
         n_docs = len(analysed)
         fields = tuning.field_weights()
@@ -144,29 +188,33 @@ class SearchIndex:
             if weight > 0 and totals[f]
         ]
 
-        # postings[term] = [(doc, saturated pseudo-frequency in [0, 1))]. Saturation does not
-        # depend on the query, so it is done once, here, after the fields are combined.
+        # postings[term] = [doc, saturated pseudo-frequency in [0, 1), doc, ...], flat: ints
+        # and floats are not tracked by the garbage collector, so a big build does not set off
+        # collections the way (doc, value) tuples do. Saturation does not depend on the query,
+        # so it is done once, here, after the fields are combined.
         k1 = tuning.k1
-        postings: dict[str, list[tuple[int, float]]] = {}
+        postings: defaultdict[str, list[int | float]] = defaultdict(list)
         for doc_id, d in enumerate(analysed):
-            pseudo_tf: dict[str, float] = {}
+            pseudo_tf: dict[str, float] | None = None
             for f, weight, b, avg in active:
                 length = d.lengths[f]
                 if not length:
                     continue
                 unit = weight / (1.0 - b + b * length / avg)
-                for term, count in d.counts[f].items():
-                    pseudo_tf[term] = pseudo_tf.get(term, 0.0) + unit * count
-            for term, tf in pseudo_tf.items():
-                entry = (doc_id, tf / (k1 + tf))
-                found = postings.get(term)
-                if found is None:
-                    postings[term] = [entry]
+                if pseudo_tf is None:
+                    pseudo_tf = {term: unit * count for term, count in d.counts[f].items()}
                 else:
-                    found.append(entry)
+                    get = pseudo_tf.get
+                    for term, count in d.counts[f].items():
+                        pseudo_tf[term] = get(term, 0.0) + unit * count
+            if pseudo_tf:
+                for term, tf in pseudo_tf.items():
+                    entry = postings[term]
+                    entry.append(doc_id)
+                    entry.append(tf / (k1 + tf))
 
-        self._postings = postings
-        self._idf: dict[str, float] = {t: _idf(len(p), n_docs) for t, p in postings.items()}
+        self._postings: dict[str, list[int | float]] = dict(postings)
+        self._idf: dict[str, float] = {t: _idf(len(p) // 2, n_docs) for t, p in postings.items()}
         self._unseen_idf = _idf(0, n_docs)
         self._sorted_terms: list[str] | None = None
 
@@ -209,7 +257,9 @@ class SearchIndex:
         def offer(indexed: str, discount: float) -> None:
             weight = self._idf[indexed] * discount
             get = best.get
-            for doc_id, sat in self._postings[indexed]:
+            flat = iter(self._postings[indexed])
+            pairs = cast("Iterator[tuple[int, float]]", zip(flat, flat, strict=False))
+            for doc_id, sat in pairs:
                 value = weight * sat
                 if value > get(doc_id, 0.0):
                     best[doc_id] = value
@@ -254,10 +304,12 @@ class SearchIndex:
             for doc_id, evidence in self._match(term).items():
                 scores[doc_id] = scores.get(doc_id, 0.0) + q_weight * evidence
                 covered[doc_id] = covered.get(doc_id, 0.0) + term_mass
+        evidence_needed = min(query_idf, tuning.evidence_cap * self._unseen_idf)
+        if self._dense is not None:
+            return self._fused(query, scores, evidence_needed, limit)
         if not scores:
             return SearchResult(hits=[], good_match=False)
 
-        evidence_needed = min(query_idf, tuning.evidence_cap * self._unseen_idf)
         power = tuning.coverage_power
         if power > 0:
             ranking = {d: s * (covered[d] / query_idf) ** power for d, s in scores.items()}
@@ -278,3 +330,23 @@ class SearchIndex:
             for (doc_id, score), confidence in zip(ranked, confidences, strict=False)
         ]
         return SearchResult(hits=hits, good_match=good, confidence=confidences[0])
+
+    def _fused(
+        self, query: str, scores: dict[int, float], evidence_needed: float, limit: int
+    ) -> SearchResult:
+        """Rank every document by its lexical confidence plus ``dense_weight`` x cosine."""
+        assert self._dense is not None
+        tuning = self.tuning
+        confidences = {d: score / evidence_needed for d, score in scores.items()}
+        top = self._dense.fused_top(query, confidences, tuning.dense_weight, limit)
+        names = self._names
+        ranked = heapq.nsmallest(limit, top, key=lambda item: (-item[1], names[item[0]]))
+        if not ranked:
+            return SearchResult(hits=[], good_match=False)
+        threshold = tuning.dense_good_match
+        good = ranked[0][1] >= threshold
+        hits = [
+            SearchHit(name=names[d], score=score, weak=not (good and score >= threshold))
+            for d, score in ranked
+        ]
+        return SearchResult(hits=hits, good_match=good, confidence=ranked[0][1])

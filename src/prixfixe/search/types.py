@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol
 
-__all__ = ["SearchDocument", "SearchHit", "SearchResult"]
+__all__ = ["Embedder", "SearchDocument", "SearchHit", "SearchResult"]
 
 
 @dataclass(frozen=True)
@@ -41,3 +42,16 @@ class SearchResult:
     #: How sure the best hit is, from 0 (no evidence) up; ``good_match`` is
     #: ``confidence >= Tuning.good_match``. Comparable across queries of one index.
     confidence: float = 0.0
+
+
+class Embedder(Protocol):
+    """A text embedding model, for ranking by meaning beside words (``prixfixe[semantic]``)."""
+
+    #: Names the model and its version: part of the key of every cached vector, so a new
+    #: model never reuses an old model's vectors.
+    @property
+    def model_id(self) -> str: ...
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        """One vector per text, as rows of a 2-d array-like (any length; cosine is used)."""
+        ...

@@ -3,22 +3,32 @@ facets out of every answer, and rebuilds its index only as far as the registry c
 
 Analysing a tool's texts is the costly part of an index, so analysed tools are kept per plugin
 and reused while that plugin's tools are the same objects; a registry change re-analyses only
-the plugin that changed, then reassembles the index (IDF depends on the whole catalogue)."""
+the plugin that changed, then reassembles the index (IDF depends on the whole catalogue).
+
+With `[search] semantic = true` the index also fuses dense embeddings (`prixfixe[semantic]`);
+tool vectors are cached by content hash in the prixfixe home, so a restart re-embeds only the
+tools that changed."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
 from prixfixe.declarations.tool import TOOLS, RegisteredTool
 from prixfixe.errors import PrixfixeError
-from prixfixe.search import AnalyzedDocument, SearchDocument, SearchIndex, analyze
+from prixfixe.search import AnalyzedDocument, Embedder, SearchDocument, SearchIndex, analyze
 
 if TYPE_CHECKING:
+    from prixfixe.config import ConfigModel
     from prixfixe.core.facets import Exposure
     from prixfixe.core.registry import Registry
+    from prixfixe.search.semantic import VectorCache
+
+#: Where tool vectors are cached, under the prixfixe home.
+VECTOR_CACHE = Path("cache") / "search-vectors.npz"
 
 
 @dataclass(frozen=True)
@@ -82,12 +92,43 @@ class _Built:
 class Finder:
     """Searches the tools of `registry` that `exposure` lets this server reach."""
 
-    def __init__(self, registry: Registry, exposure: Exposure) -> None:
+    def __init__(
+        self,
+        registry: Registry,
+        exposure: Exposure,
+        *,
+        embedder: Embedder | None = None,
+        vector_cache: VectorCache | None = None,
+    ) -> None:
         self._registry = registry
         self._exposure = exposure
+        self._embedder = embedder
+        if embedder is not None and vector_cache is None:
+            from prixfixe.search.semantic import VectorCache
+
+            # In memory at least: a rebuild after a plugin changed embeds only its tools.
+            vector_cache = VectorCache()
+        self._vector_cache = vector_cache
         self._indexes: dict[str | None, _Built] = {}
         self._analysed: dict[str, _Analysed] = {}
         self._analysed_version = -1
+
+    @classmethod
+    def configured(
+        cls, registry: Registry, exposure: Exposure, config: ConfigModel, home: Path
+    ) -> Finder:
+        """The finder `[search]` asks for: lexical, or fused with wordllama's embeddings
+        (loaded from its wheel now, so a missing model is a clear error at the first search)."""
+        if not config.search.semantic:
+            return cls(registry, exposure)
+        from prixfixe.search.semantic import VectorCache, load_wordllama
+
+        return cls(
+            registry,
+            exposure,
+            embedder=load_wordllama(),
+            vector_cache=VectorCache(home / VECTOR_CACHE),
+        )
 
     def _refresh_analysis(self) -> None:
         """Re-analyse the plugins whose tools changed since the last build, no others."""
@@ -120,7 +161,8 @@ class Finder:
                     if reachable(tool_facet) and (facet is None or tool_facet == facet):
                         entries[entry.name] = entry
                         docs.append(doc)
-            built = _Built(version, SearchIndex(docs), entries)
+            index = SearchIndex(docs, embedder=self._embedder, vector_cache=self._vector_cache)
+            built = _Built(version, index, entries)
             self._indexes[facet] = built
         return built
 

@@ -1,0 +1,54 @@
+"""The fast analyser of `prixfixe.search` gives exactly the terms of its regex definition."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from prixfixe.search import tokenize
+from prixfixe.search.analysis import _CAMEL_RE, _CJK_RE, _split_cjk, stem, term_counts
+from prixfixe.search.vocabulary import STOP_WORDS
+
+_WORD_RE = re.compile(r"[^\W_]+")
+
+
+def reference_tokenize(text: str) -> list[str]:
+    """The definition: NFKC, apostrophes dropped, camelCase split, CJK bigrams, stop words
+    dropped, stems; one regex step at a time over the whole text."""
+    text = unicodedata.normalize("NFKC", text).replace("'", "").replace("\u2019", "")
+    words: list[str] = []
+    for raw in _WORD_RE.findall(_CAMEL_RE.sub(" ", text)):
+        if _CJK_RE.search(raw):
+            words.extend(part.lower() for part in _split_cjk(raw))
+        else:
+            words.append(raw.lower())
+    return [stem(w) for w in words if w not in STOP_WORDS]
+
+
+TEXTS = st.text(
+    alphabet=st.sampled_from(
+        list("aBcDeXyZ019 _-.'\u2019/,İǅßé\u0307²Ⅻﬁ必应搜索あカ한\u200b\t\nHTTPServer")
+    )
+    | st.characters(max_codepoint=0x3100),
+    max_size=40,
+)
+
+
+@given(TEXTS)
+def test_tokenize_gives_the_terms_of_the_regex_definition(text: str) -> None:
+    assert tokenize(text) == reference_tokenize(text)
+
+
+@given(TEXTS)
+def test_term_counts_count_the_terms_tokenize_gives(text: str) -> None:
+    assert term_counts(text) == dict(Counter(tokenize(text)))
+
+
+def test_ascii_and_unicode_texts_split_the_same_way() -> None:
+    assert tokenize("don't getHTTPServer utf8_v2.json") == tokenize(
+        "don\u2019t getHTTPServer utf8_v2.json\u00a0"
+    )
