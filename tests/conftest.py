@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,20 @@ CORE_TOOLS = [
     "store_close",
     "routine_run",
 ]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Where PYTHONDONTWRITEBYTECODE is set (some sandboxes and CI images), every xdist worker
+    and every Python subprocess a test starts would re-compile each module it imports, and
+    pytest would re-rewrite the assertions of every test module and of every module of its
+    plugins' packages (hypothesis, anyio): seconds of CPU per worker. Keep bytecode instead,
+    under `.pytest_cache`, never beside the sources. Set here, in the process that starts the
+    workers, it reaches the workers and the processes the tests start."""
+    cache = getattr(config, "cache", None)  # absent with -p no:cacheprovider
+    if not sys.dont_write_bytecode or os.environ.get("PYTHONPYCACHEPREFIX") or cache is None:
+        return
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = str(cache.mkdir("pycache"))
 
 
 @pytest.fixture(scope="session")

@@ -36,9 +36,15 @@ class Served:
     def base(self) -> str:
         return self.url.rsplit("/", 1)[0]
 
-    def stderr(self) -> str:
+    def stderr(self, since: int = 0) -> str:
+        """What it printed, from line `since` on (a `mark()`): a shared server's output
+        since a test began."""
         self._drain()
-        return "\n".join(self.lines)
+        return "\n".join(self.lines[since:])
+
+    def mark(self) -> int:
+        self._drain()
+        return len(self.lines)
 
     def _drain(self) -> None:
         while True:
@@ -150,6 +156,24 @@ def serve(tmp_path: Path) -> Iterator[ServeFactory]:
         if served.process.poll() is None:
             served.process.kill()
             served.process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """One `prixfixe serve --http` with the defaults, for the tests of a module that only
+    read from it (each server costs about a second of CPU to start, two under coverage);
+    stopped with SIGTERM at the end, so it exits cleanly."""
+    served = wait_ready(start(tmp_path_factory.mktemp("served")))
+    yield served
+    assert served.stop() == 0
+
+
+@pytest.fixture(scope="module")
+def shared_stateless_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """As `shared_server`, started with `--stateless`."""
+    served = wait_ready(start(tmp_path_factory.mktemp("served"), "--stateless"))
+    yield served
+    assert served.stop() == 0
 
 
 @asynccontextmanager

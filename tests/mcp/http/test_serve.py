@@ -15,11 +15,11 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from tests.conftest import CORE_TOOLS
-from tests.mcp.http.conftest import ServeFactory, connect, server_env, wait_exit
+from tests.mcp.http.conftest import Served, ServeFactory, connect, server_env, wait_exit
 from tests.mcp.http.plugin import STARTED
 from tests.search_text import searched
 
-# Each test starts a real server process: seconds apiece.
+# Real server processes: seconds apiece. Tests that only read share one per module.
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 JSON_SSE = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
@@ -43,9 +43,11 @@ async def _post(url: str, body: Any = INITIALIZE, **headers: str) -> httpx2.Resp
 
 @pytest.mark.parametrize("stateless", [False, True], ids=["stateful", "stateless"])
 async def test_both_revisions_list_call_and_read_over_http(
-    serve: ServeFactory, revision: str, stateless: bool
+    request: pytest.FixtureRequest, revision: str, stateless: bool
 ) -> None:
-    served = serve(*(["--stateless"] if stateless else []))
+    served: Served = request.getfixturevalue(
+        "shared_stateless_server" if stateless else "shared_server"
+    )
     with anyio.fail_after(30):
         async with connect(served.url, mode=revision) as client:
             tools = await client.list_tools()
@@ -61,20 +63,21 @@ async def test_both_revisions_list_call_and_read_over_http(
 
 @pytest.mark.parametrize("protocol", ["2025-11-25", "2026-07-28"])
 async def test_a_foreign_origin_gets_403_and_a_loopback_origin_is_served(
-    serve: ServeFactory, protocol: str
+    shared_server: Served, protocol: str
 ) -> None:
-    served = serve()
+    served = shared_server
+    since = served.mark()
     version = {"MCP-Protocol-Version": protocol} if protocol == "2026-07-28" else {}
     refused = await _post(served.url, Origin="http://evil.example", **version)
     assert refused.status_code == 403
     assert "origin 'http://evil.example'" in refused.json()["error"]["message"]
     allowed = await _post(served.url, Origin=served.base)
     assert allowed.status_code == 200
-    assert "refused a request from origin 'http://evil.example'" in served.stderr()
+    assert "refused a request from origin 'http://evil.example'" in served.stderr(since)
 
 
-async def test_a_foreign_host_header_gets_421(serve: ServeFactory) -> None:
-    served = serve()
+async def test_a_foreign_host_header_gets_421(shared_server: Served) -> None:
+    served = shared_server
     refused = await _post(served.url, Host="attacker.example")
     assert refused.status_code == 421
     assert "host 'attacker.example'" in refused.json()["error"]["message"]
