@@ -94,10 +94,42 @@ async def test_a_last_line_without_a_newline_is_still_read_and_a_bad_id_is_refus
     assert [e.error.code for e in refused] == [-32600]
 
 
+def _exchange(
+    folder: Path, lines: list[str], wanted: set[int], seconds: float = 30
+) -> tuple[list[dict[str, Any]], str]:
+    """Start `prixfixe serve` in `folder`, write `lines`, read replies until every id in
+    `wanted` is answered (requests run concurrently, so in any order), then close stdin and
+    return the replies and the server's stderr; the server must exit 0."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PRIXFIXE_")}
+    env |= {"XDG_CONFIG_HOME": str(folder / "xdg"), "PRIXFIXE_HOME": str(folder / "home")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "prixfixe", "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=folder,
+    )
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    assert proc.stderr is not None
+    proc.stdin.write(("\n".join(lines) + "\n").encode())
+    proc.stdin.flush()
+    replies: list[dict[str, Any]] = []
+    deadline = time.monotonic() + seconds
+    while not wanted <= {r.get("id") for r in replies} and time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        replies.append(json.loads(line))
+    proc.stdin.close()
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=30) == 0
+    return replies, stderr
+
+
 @pytest.mark.slow
 def test_a_real_server_answers_every_bad_request_and_keeps_serving(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PRIXFIXE_")}
-    env |= {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "PRIXFIXE_HOME": str(tmp_path / "home")}
     initialize = {
         "jsonrpc": "2.0",
         "id": 3,
@@ -119,29 +151,7 @@ def test_a_real_server_answers_every_bad_request_and_keeps_serving(tmp_path: Pat
         '{"jsonrpc":"2.0","method":"notifications/initialized"}',
         '{"jsonrpc":"2.0","id":4,"method":"tools/list"}',
     ]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "prixfixe", "serve"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-        cwd=tmp_path,
-    )
-    assert proc.stdin is not None
-    assert proc.stdout is not None
-    assert proc.stderr is not None
-    proc.stdin.write(("\n".join(lines) + "\n").encode())
-    proc.stdin.flush()
-    replies: list[dict[str, Any]] = []
-    deadline = time.monotonic() + 30
-    while not any(r.get("id") == 4 for r in replies) and time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        if not line:
-            break
-        replies.append(json.loads(line))
-    proc.stdin.close()
-    stderr = proc.stderr.read().decode()
-    assert proc.wait(timeout=30) == 0
+    replies, stderr = _exchange(tmp_path, lines, {4})
 
     refused = [r["error"] for r in replies if r.get("id") is None]
     assert [e["code"] for e in refused] == [-32600] * 5
@@ -217,8 +227,6 @@ def test_fuzzed_json_rpc_over_stdio_is_answered_without_internal_errors_or_trace
 
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PRIXFIXE_")}
-        env |= {"XDG_CONFIG_HOME": str(home / "xdg"), "PRIXFIXE_HOME": str(home / "home")}
         lines = [
             json.dumps(
                 {
@@ -247,32 +255,8 @@ def test_fuzzed_json_rpc_over_stdio_is_answered_without_internal_errors_or_trace
             else:
                 lines.append(json.dumps(message))
         lines.append('{"jsonrpc":"2.0","id":999999,"method":"tools/list"}')
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "prixfixe", "serve"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            cwd=home,
-        )
-        assert proc.stdin is not None
-        assert proc.stdout is not None
-        assert proc.stderr is not None
-        proc.stdin.write(("\n".join(lines) + "\n").encode())
-        proc.stdin.flush()
-        answered: dict[Any, dict[str, Any]] = {}
-        deadline = time.monotonic() + 60
-        # Requests run concurrently: the last one's answer may come before earlier ones'.
-        while not (expected | {999999}) <= set(answered) and time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if not line:
-                break
-            reply = json.loads(line)
-            if "id" in reply and ("result" in reply or "error" in reply):
-                answered[reply["id"]] = reply
-        proc.stdin.close()
-        stderr = proc.stderr.read().decode()
-        assert proc.wait(timeout=30) == 0
+        replies, stderr = _exchange(home, lines, expected | {999999}, seconds=60)
+    answered = {r["id"]: r for r in replies if "id" in r and ("result" in r or "error" in r)}
     assert 999999 in answered, "the server kept serving to the last request"
     assert expected <= set(answered), "every request with an id got an answer"
     internal = [r for r in answered.values() if r.get("error", {}).get("code") == -32603]
