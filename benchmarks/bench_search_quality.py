@@ -50,8 +50,6 @@ if __package__ in (None, ""):
     _root = Path(__file__).resolve().parent.parent
     sys.path[:0] = [str(_root), str(_root / "src")]
 
-import bm25s
-import numpy as np
 
 from benchmarks._common import SHARED_DATA, markdown_table, write_json, write_section
 from prixfixe.search import DEFAULT_TUNING, Embedder, SearchDocument, SearchIndex, Tuning
@@ -200,6 +198,11 @@ class BaselineRanker(Ranker):
 
     def __init__(self, docs: Sequence[SearchDocument]) -> None:
         self.names = [d.name for d in docs]
+        # The bench extra's libraries, imported where used: --help needs neither.
+        import bm25s
+        import numpy as np
+
+        self._np = np
         corpus = [_plain_tokens(f"{d.name} {d.description}") or ["\x00"] for d in docs]
         self.model = bm25s.BM25()
         self.model.index(corpus, show_progress=False)
@@ -211,6 +214,7 @@ class BaselineRanker(Ranker):
         tokens = [t for t in _plain_tokens(query) if t in self.vocab]
         if not tokens:
             return []
+        np = self._np
         scores = np.asarray(self.model.get_scores(tokens), dtype=np.float64)
         order = np.lexsort((self.name_rank, -scores))
         return [self.names[i] for i in order[:k] if scores[i] > 0]
