@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
-from mcp.server.context import ServerRequestContext
 
 from prixfixe.config import LoadedConfig, home_dir, load_config
 from prixfixe.core.calls import PluginCrash, call_plugin, plugin_errors
@@ -34,6 +33,8 @@ from prixfixe.tools.results import error_result, redact_result, tool_output
 from prixfixe.tools.validation import validate_arguments
 
 if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+
     from prixfixe.prompts.service import PromptService
     from prixfixe.resources.notify import Notifier
     from prixfixe.resources.service import ResourceService

@@ -6,11 +6,15 @@ or a model can fix the input without reading a traceback.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
 from mcp_types.version import is_version_at_least
+
+if TYPE_CHECKING:
+    # Importing `mcp` loads the whole SDK (client and server); the CLI commands that never
+    # speak MCP should not pay for it, so the error type is imported where one is made.
+    from mcp.shared.exceptions import MCPError
 
 
 class PrixfixeError(Exception):
@@ -358,4 +362,6 @@ def to_mcp_error(error: PrixfixeError, *, protocol_version: str | None = None) -
         and not is_version_at_least(protocol_version, RESOURCE_NOT_FOUND_IS_INVALID_PARAMS_FROM)
     ):
         code = LEGACY_RESOURCE_NOT_FOUND
+    from mcp.shared.exceptions import MCPError
+
     return MCPError(code=code, message=error.message, data=error.data or None)
