@@ -12,6 +12,7 @@ as it streams in, and a request whose id the SDK would misread as a notification
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -216,23 +217,45 @@ def _claimed_stdin() -> Iterator[Any]:
         os.dup2(private, 0)
 
 
+class _Replies:
+    """The server's write stream (the SDK's `WriteStream` protocol) with the early-request
+    answers explained on their way out: no extra task or stream on the reply path."""
+
+    def __init__(self, wire: Any, early: _EarlyRequests) -> None:
+        self._wire, self._early = wire, early
+
+    async def send(self, item: SessionMessage, /) -> None:
+        await self._wire.send(self._early.explain(item))
+
+    async def aclose(self) -> None:
+        await self._wire.aclose()
+
+    async def __aenter__(self) -> _Replies:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
 async def serve_stdio(server: Server[Any]) -> None:
     from mcp.server.stdio import stdio_server
 
-    rejections_send, rejections_receive = anyio.create_memory_object_stream[types.JSONRPCError](16)
+    wire: Any = None  # the SDK's write stream, once stdio_server has made it
 
     async def refuse(reply: types.JSONRPCError) -> None:
         print(f"prixfixe: rejected input: {reply.error.message}", file=sys.stderr)
-        await rejections_send.send(reply)
+        # Memory streams take several senders; after the server closed the wire, at shutdown,
+        # the stderr line is all that is left to say.
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+            await wire.send(SessionMessage(reply))
 
-    with _claimed_stdin() as wire:
-        stdin = _BoundedStdin(wire, refuse)
+    with _claimed_stdin() as stdin_file:
+        stdin = _BoundedStdin(stdin_file, refuse)
         async with stdio_server(stdin=stdin) as (read_stream, write_stream):  # type: ignore[arg-type]
+            wire = write_stream
             inbound_send, inbound_receive = anyio.create_memory_object_stream[
                 SessionMessage | Exception
             ](0)
-
-            outbound_send, outbound_receive = anyio.create_memory_object_stream[SessionMessage](0)
             early = _EarlyRequests()
 
             async def screen() -> None:
@@ -244,28 +267,15 @@ async def serve_stdio(server: Server[Any]) -> None:
                         early.saw(item.message)
                         await inbound_send.send(item)
 
-            async def answer() -> None:
-                async with outbound_receive:
-                    async for item in outbound_receive:
-                        await write_stream.send(early.explain(item))
-
-            async def answer_rejections() -> None:
-                async with rejections_receive:
-                    async for reply in rejections_receive:
-                        await write_stream.send(SessionMessage(reply))
-
             async with anyio.create_task_group() as tg:
                 tg.start_soon(screen)
-                tg.start_soon(answer_rejections)
-                async with anyio.create_task_group() as replies:
-                    replies.start_soon(answer)
-                    async with outbound_send:
-                        await server.run(
-                            inbound_receive, outbound_send, server.create_initialization_options()
-                        )
-                # Every reply the server made is written; stop reading and close the wire.
+                # run() closes the write stream when it ends, which ends the SDK's writer.
+                await server.run(
+                    inbound_receive,
+                    _Replies(write_stream, early),
+                    server.create_initialization_options(),
+                )
                 tg.cancel_scope.cancel()
-            await write_stream.aclose()
 
 
 async def serve_app(app: App) -> None:
