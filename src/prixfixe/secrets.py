@@ -170,8 +170,15 @@ class SecretRef(BaseModel):
         """Where the value comes from, for messages (never the value)."""
         return f"environment variable {self.env}" if self.env else f"file {self.file}"
 
-    def resolve(self, env: Mapping[str, str] | None = None, *, key: str = "") -> Secret:
-        """Read the value; a `ConfigError` naming the reference when it is missing or empty."""
+    def resolve(
+        self,
+        env: Mapping[str, str] | None = None,
+        *,
+        key: str = "",
+        limit: int = MAX_SECRET_FILE_BYTES,
+    ) -> Secret:
+        """Read the value; a `ConfigError` naming the reference when it is missing or empty.
+        A file is read up to `limit` bytes (more is an error)."""
         env = os.environ if env is None else env
         if self.env is not None:
             value = env.get(self.env)
@@ -181,7 +188,7 @@ class SecretRef(BaseModel):
             return Secret(value, self.describe())
         assert self.file is not None
         path = Path(self.file).expanduser()
-        value = read_secret_file(str(path), f"{key} refers to file {path}")
+        value = read_secret_file(str(path), f"{key} refers to file {path}", limit)
         return Secret(value, self.describe())
 
     def loose_permissions(self) -> bool:

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import ipaddress
 import logging
-import os
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from prixfixe.config import HttpConfig
 from prixfixe.errors import ConfigError
-from prixfixe.secrets import Secret, SecretRef, read_secret_file
+from prixfixe.secrets import Secret, SecretRef
 
 log = logging.getLogger(__name__)
 
@@ -111,10 +110,7 @@ def resolve_settings(
 
 def _resolve_token(ref: SecretRef, env: Mapping[str, str], key: str) -> Secret:
     """The token `ref` names, refused at start if no client could send it in a header."""
-    if ref.file is None:
-        token = ref.resolve(env, key=key)
-    else:
-        token = Secret(_read_token_file(ref.file, key), ref.describe())
+    token = ref.resolve(env, key=key, limit=MAX_TOKEN_FILE_BYTES)
     value = token.reveal()
     where = f"{key} refers to {ref.describe()}"
     # HTTP drops whitespace around a header value, so such a token would lock every client
@@ -134,18 +130,6 @@ def _resolve_token(ref: SecretRef, env: Mapping[str, str], key: str) -> Secret:
             '`python -c "import secrets; print(secrets.token_urlsafe(32))"`'
         )
     return token
-
-
-def _read_token_file(name: str, key: str) -> str:
-    """The token in file `name`: a credential file, bounded to what one token could be."""
-    path = os.path.expanduser(name)
-    where = f"{key} refers to file {path}"
-    try:
-        return read_secret_file(name, where, MAX_TOKEN_FILE_BYTES)
-    except ConfigError as exc:
-        if "larger than" in exc.message:
-            raise ConfigError(f"{exc.message}; it should hold one token") from None
-        raise
 
 
 def _allowed_hosts(bind: str, configured: list[str]) -> tuple[str, ...]:
