@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx2
@@ -86,6 +87,22 @@ class Served:
         code = self.process.wait(timeout=timeout)
         self._drain()
         return code
+
+
+#: Raw-request pieces the HTTP tests share: the headers a streamable-HTTP POST carries, an
+#: `initialize` on the handshake revision, and the flag that loads the test plugin.
+JSON_SSE = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+INITIALIZE: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    },
+}
+PLUGIN = ("--plugin", "tests.mcp.http.plugin")
 
 
 def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:

@@ -27,6 +27,9 @@ from hypothesis import strategies as st
 
 from tests.conftest import CORE_TOOLS
 from tests.mcp.http.conftest import (
+    INITIALIZE,
+    JSON_SSE,
+    PLUGIN,
     Served,
     ServeFactory,
     connect,
@@ -39,18 +42,6 @@ from tests.mcp.http.plugin import STARTED
 # Each test starts a real server process: seconds apiece.
 pytestmark = pytest.mark.slow
 
-JSON_SSE = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-INITIALIZE: dict[str, Any] = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"},
-    },
-}
-PLUGIN = ("--plugin", "tests.mcp.http.plugin")
 TOKEN = "fault-test-token-0123456789"
 BEARER = {"Authorization": f"Bearer {TOKEN}"}
 

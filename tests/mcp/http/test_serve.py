@@ -15,25 +15,21 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from tests.conftest import CORE_TOOLS
-from tests.mcp.http.conftest import Served, ServeFactory, connect, server_env, wait_exit
+from tests.mcp.http.conftest import (
+    INITIALIZE,
+    JSON_SSE,
+    PLUGIN,
+    Served,
+    ServeFactory,
+    connect,
+    server_env,
+    wait_exit,
+)
 from tests.mcp.http.plugin import STARTED
 from tests.search_text import searched
 
 # Real server processes: seconds apiece. Tests that only read share one per module.
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
-
-JSON_SSE = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"},
-    },
-}
-PLUGIN = ("--plugin", "tests.mcp.http.plugin")
 
 
 async def _post(url: str, body: Any = INITIALIZE, **headers: str) -> httpx2.Response:
@@ -163,7 +159,7 @@ def test_a_token_reference_to_an_unset_variable_is_a_clear_error(tmp_path: Path)
 
 async def test_a_body_over_the_configured_size_gets_413(serve: ServeFactory) -> None:
     served = serve(config="[http]\nmax_body_bytes = 2048\n")
-    big = {**INITIALIZE, "params": {**INITIALIZE["params"], "padding": "x" * 4096}}  # type: ignore[dict-item]
+    big = {**INITIALIZE, "params": {**INITIALIZE["params"], "padding": "x" * 4096}}
     assert (await _post(served.url, big)).status_code == 413
     assert (await _post(served.url)).status_code == 200
 
