@@ -262,3 +262,25 @@ def test_fuzzed_json_rpc_over_stdio_is_answered_without_internal_errors_or_trace
     internal = [r for r in answered.values() if r.get("error", {}).get("code") == -32603]
     assert internal == []
     assert "Traceback" not in stderr
+
+
+def test_early_requests_are_forgotten_once_answered_whatever_the_answer() -> None:
+    from mcp.shared.message import SessionMessage
+
+    from prixfixe.mcp.stdio import _EarlyRequests
+
+    early = _EarlyRequests()
+    for number in range(1000):  # a client that never initializes, answered every time
+        early.saw(types.JSONRPCRequest(jsonrpc="2.0", id=number, method="ping"))
+        answer = types.JSONRPCResponse(jsonrpc="2.0", id=number, result={})
+        assert early.explain(SessionMessage(answer)).message is answer
+    refused = types.JSONRPCError(
+        jsonrpc="2.0",
+        id=5000,
+        error=types.ErrorData(code=-32602, message="Invalid request parameters"),
+    )
+    early.saw(types.JSONRPCRequest(jsonrpc="2.0", id=5000, method="tools/list"))
+    explained = early.explain(SessionMessage(refused)).message
+    assert isinstance(explained, types.JSONRPCError)
+    assert "not initialized" in explained.error.message
+    assert early._early == set()

@@ -187,10 +187,14 @@ class _EarlyRequests:
 
     def explain(self, item: SessionMessage) -> SessionMessage:
         message = item.message
-        if not isinstance(message, types.JSONRPCError) or message.id not in self._early:
+        if not self._early or not isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
             return item
-        self._early.discard(message.id)
-        if message.error.code != INVALID_PARAMS or message.error.message != _SDK_EARLY:
+        if message.id not in self._early:
+            return item
+        self._early.discard(message.id)  # answered, however: the set never outgrows what waits
+        if not isinstance(message, types.JSONRPCError) or (
+            message.error.code != INVALID_PARAMS or message.error.message != _SDK_EARLY
+        ):
             return item
         error = message.error.model_copy(
             update={
