@@ -181,6 +181,28 @@ class StoreBusyError(StoreError):
     code = INTERNAL_ERROR
 
 
+class StoreFaultError(StoreError):
+    """The store's file could not be used as asked (not the request's fault)."""
+
+    code = INTERNAL_ERROR
+
+
+class StoreFullError(StoreFaultError):
+    """The disk holding the store (or the store's size limit) is full."""
+
+
+class StoreReadOnlyError(StoreFaultError):
+    """The store's file (or its directory, or filesystem) cannot be written by this process."""
+
+
+class StoreCorruptError(StoreFaultError):
+    """The store's file is damaged (or is not an SQLite database)."""
+
+
+class StoreIOError(StoreFaultError):
+    """The operating system failed a read or write of the store (or cannot open it)."""
+
+
 class ResourceError(PrixfixeError):
     """A resource request that cannot be answered; the message names the URI."""
 

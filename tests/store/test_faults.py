@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
-from prixfixe.errors import StoreError
-from prixfixe.store.faults import (
+from prixfixe.errors import (
     StoreCorruptError,
+    StoreError,
     StoreFullError,
     StoreIOError,
     StoreReadOnlyError,

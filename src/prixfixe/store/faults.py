@@ -12,9 +12,13 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from mcp_types import INTERNAL_ERROR
-
-from prixfixe.errors import StoreError
+from prixfixe.errors import (
+    StoreCorruptError,
+    StoreFaultError,
+    StoreFullError,
+    StoreIOError,
+    StoreReadOnlyError,
+)
 
 #: The largest id and generation SQLite stores (a signed 64-bit integer): a bound for every
 #: integer that comes from outside and ends up a bound parameter.
@@ -24,28 +28,6 @@ MIN_SQLITE_INT = -(2**63)
 # Primary result codes (sqlite3.h); the low byte of an extended code.
 _IOERR, _CORRUPT, _CANTOPEN, _FULL, _READONLY, _NOTADB = 10, 11, 14, 13, 8, 26
 _BUSY, _LOCKED = 5, 6
-
-
-class StoreFaultError(StoreError):
-    """The store's file could not be used as asked (not the request's fault)."""
-
-    code = INTERNAL_ERROR
-
-
-class StoreFullError(StoreFaultError):
-    """The disk holding the store (or the store's size limit) is full."""
-
-
-class StoreReadOnlyError(StoreFaultError):
-    """The store's file (or its directory, or filesystem) cannot be written by this process."""
-
-
-class StoreCorruptError(StoreFaultError):
-    """The store's file is damaged (or is not an SQLite database)."""
-
-
-class StoreIOError(StoreFaultError):
-    """The operating system failed a read or write of the store (or cannot open it)."""
 
 
 def primary_code(exc: sqlite3.Error) -> int:

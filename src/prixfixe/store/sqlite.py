@@ -40,6 +40,10 @@ from prixfixe.errors import (
     StoreAccessError,
     StoreBusyError,
     StoreError,
+    StoreFaultError,
+    StoreFullError,
+    StoreIOError,
+    StoreReadOnlyError,
     UnknownRecordError,
 )
 from prixfixe.store import migrations as mig
@@ -57,10 +61,6 @@ from prixfixe.store.api import (
 from prixfixe.store.cursor import decode_cursor, encode_cursor
 from prixfixe.store.faults import (
     MAX_SQLITE_INT,
-    StoreFaultError,
-    StoreFullError,
-    StoreIOError,
-    StoreReadOnlyError,
     busy,
     fault,
     primary_code,
