@@ -77,10 +77,12 @@ class App:
         cwd: Path | None = None,
         facet: str | None = None,
         extra_plugins: Sequence[object] = (),
+        config: LoadedConfig | None = None,
     ) -> App:
-        """Load config and plugins and check the facet policy; raise `PrixfixeError` if invalid."""
+        """Load config (unless given, as loaded from the same `env` and `cwd`) and plugins and
+        check the facet policy; raise `PrixfixeError` if invalid."""
         env = dict(os.environ) if env is None else dict(env)
-        config = load_config(env, cwd)
+        config = load_config(env, cwd) if config is None else config
         pm, infos = build_plugin_manager(env, extra_plugins)
         registry = collect(pm, infos)
         exposure = resolve_exposure(config, env, narrow=facet)
@@ -192,13 +194,21 @@ class App:
     def _registry_changed(self, notifier: Notifier, change: RegistryChange) -> None:
         from prixfixe.system.capability_index import INDEX_URIS
 
-        changed = [t for t in self.registry.declaration_types if change[t.field]]
+        changed = [
+            t
+            for t in self.registry.declaration_types
+            if change[t.field] or change.removed.get(t.field)
+        ]
         listings = {t.listing for t in changed}
         if "resources" in listings:
             notifier.list_changed()
         # A tool in an unlisted facet changes no `tools/list`: only search finds it.
-        if "tools" in listings and any(
-            self.exposure.listed(self.registry.get(n).tool.facet) for n in change.tools
+        listed_before = (
+            {t.name for t in self._listing[1].tools} if self._listing is not None else set()
+        )
+        if "tools" in listings and (
+            any(self.exposure.listed(self.registry.get(n).tool.facet) for n in change.tools)
+            or not listed_before.isdisjoint(change.removed.get("tools", ()))
         ):
             notifier.tools_changed()
         if "prompts" in listings:

@@ -62,17 +62,20 @@ def serve(
     if not use_http and any(v is not None for v in http_only.values()):
         used = ", ".join(k for k, v in http_only.items() if v is not None)
         raise click.UsageError(f"{used} only apply with --http")
-    app = App.build(facet=facet, extra_plugins=_load_plugin_modules(plugin_modules))
+    plugins = _load_plugin_modules(plugin_modules)
     if not use_http:
         from prixfixe.mcp.stdio import serve_app as serve_stdio
 
-        anyio.run(serve_stdio, app)
+        anyio.run(serve_stdio, App.build(facet=facet, extra_plugins=plugins))
         return
-    from prixfixe.mcp.http.serve import serve_http
+    from prixfixe.config import load_config
     from prixfixe.mcp.http.settings import resolve_settings
 
+    # An unsafe or unreadable HTTP setting is refused before plugins are collected and before
+    # the HTTP stack and the SDK are imported: half the time of a start.
+    config = load_config()
     settings = resolve_settings(
-        app.config.model.http,
+        config.model.http,
         os.environ,
         host=host,
         port=port,
@@ -80,4 +83,6 @@ def serve(
         token_env=token_env,
         token_file=token_file,
     )
-    anyio.run(serve_http, app, settings)
+    from prixfixe.mcp.http.serve import serve_http
+
+    anyio.run(serve_http, App.build(facet=facet, extra_plugins=plugins, config=config), settings)
