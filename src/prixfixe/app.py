@@ -7,7 +7,8 @@ import json
 import os
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from functools import cached_property, partial
 from pathlib import Path
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from prixfixe.resources.notify import Notifier
     from prixfixe.resources.service import ResourceService
     from prixfixe.routines.service import Routines
+    from prixfixe.servers.service import Servers
     from prixfixe.system.capability_index import CapabilityIndex
     from prixfixe.tools.finder import Finder
 
@@ -86,7 +88,9 @@ class App:
         pm, infos = build_plugin_manager(env, extra_plugins)
         registry = collect(pm, infos)
         exposure = resolve_exposure(config, env, narrow=facet)
-        check_known_facets(exposure, registry.facets(), config)
+        # A mounted server is a facet before its tools are known (a lazy one never started).
+        servers = list(config.model.servers)
+        check_known_facets(exposure, [*registry.facets(), *servers], config)
         app = cls(
             config=config,
             exposure=exposure,
@@ -96,6 +100,11 @@ class App:
             cwd=Path.cwd() if cwd is None else cwd,
         )
         app.routines  # noqa: B018 - a typo in a routine's step is a config error now, not later
+        if servers:
+            from prixfixe.servers.service import check_names
+
+            check_names(servers, registry.facets(), config)
+            app.servers.mount_catalogued()
         return app
 
     @cached_property
@@ -111,6 +120,41 @@ class App:
         from prixfixe.tools.finder import Finder
 
         return Finder.configured(self.registry, self.exposure, self.config.model, self.home)
+
+    # -- mounted servers --------------------------------------------------------------------
+
+    @cached_property
+    def servers(self) -> Servers:
+        """The `[servers]` mounted behind the trio: connections, tools, catalogues."""
+        from prixfixe.servers.service import Servers
+        from prixfixe.servers.upstream import Launch
+
+        routines = self.routines
+        base_dir = self.config.path.parent if self.config.path else self.cwd
+        launch = Launch(gate=routines.gate, net=routines.net, env=self.env, base_dir=base_dir)
+        servers = Servers(
+            self.config.model.servers, self.registry, self.exposure, launch, self.home
+        )
+        servers.serve_into(self.resources, self.notifier)
+        return servers
+
+    async def call_server_tool(
+        self, server: str, tool: str, arguments: Mapping[str, Any]
+    ) -> types.CallToolResult:
+        """A routine step's call to a mounted server's tool (`mcp-query`)."""
+        from prixfixe.servers.query import call_mounted
+
+        servers = self.config.model.servers
+        return await call_mounted(self.servers, servers, self.exposure, server, tool, arguments)
+
+    @asynccontextmanager
+    async def serving(self) -> AsyncIterator[None]:
+        """What runs while a server serves this app: its mounted servers' connections."""
+        if not self.config.model.servers:
+            yield
+            return
+        async with self.servers.running():
+            yield
 
     # -- the store --------------------------------------------------------------------------
 
@@ -188,7 +232,10 @@ class App:
 
         # The relationships the built-in plugins declare beside their tools.
         return CapabilityIndex(
-            self.registry, self.exposure, {"store_kind": STORE_TOOLS, "step_type": STEP_TOOLS}
+            self.registry,
+            self.exposure,
+            {"store_kind": STORE_TOOLS, "step_type": STEP_TOOLS},
+            servers=[n for n, c in self.config.model.servers.items() if c.enabled],
         )
 
     def _registry_changed(self, notifier: Notifier, change: RegistryChange) -> None:
@@ -325,6 +372,8 @@ class App:
         arguments: Any,
         request: ServerRequestContext[Any] | None,
     ) -> types.CallToolResult | types.InputRequiredResult:
+        if self.config.model.servers:
+            await self.servers.settled()  # tool lists still being read at start
         entry = self.reachable(name)
         what = f"tool {name!r}"
         try:

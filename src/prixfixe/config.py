@@ -12,9 +12,16 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
 
 from prixfixe.errors import ConfigError
 from prixfixe.secrets import CredentialRef, SecretRef
@@ -214,6 +221,63 @@ class SearchConfig(BaseModel):
     )
 
 
+#: A mounted server's name: it names its facet and prefixes its tools (`NAME.tool`), so it has
+#: no dot and follows the facet rule.
+SERVER_NAME_PATTERN = r"^[a-z][a-z0-9_-]{0,63}$"
+SERVER_NAME_HELP = (
+    "a server's name is 1-64 lowercase letters, digits, _ and -, starting with a letter "
+    "(it names the server's facet and prefixes its tools, NAME.tool)"
+)
+
+
+class ServerConfig(BaseModel):
+    """`[servers.NAME]`: an MCP server mounted behind the fixed menu, over stdio (`command`)
+    or streamable HTTP (`url`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    command: str | None = Field(
+        default=None,
+        description="stdio: the program to start; granted to the exec gate for this server only.",
+    )
+    args: list[str] = Field(default_factory=list, description="stdio: the program's arguments.")
+    env: dict[str, CredentialRef] = Field(
+        default_factory=dict,
+        description="stdio: environment variables it gets, each a credential reference "
+        "({env = ...}, {file = ...} or {cmd = ...}); no other of prixfixe's variables pass "
+        "but a minimal set (PATH, HOME, LANG).",
+    )
+    cwd: str | None = Field(default=None, description="stdio: its working directory.")
+    url: str | None = Field(
+        default=None,
+        description="streamable HTTP: the endpoint URL; its host is granted to the net gate.",
+    )
+    headers: dict[str, CredentialRef] = Field(
+        default_factory=dict,
+        description="streamable HTTP: request headers, each a credential reference.",
+    )
+    enabled: bool = Field(default=True, description="false: configured but not mounted.")
+    start: Literal["lazy", "eager"] = Field(
+        default="lazy",
+        description="lazy: started on first use; eager: started with prixfixe.",
+    )
+    timeout: float = Field(
+        default=60, gt=0, description="Seconds one request to it may take before it fails."
+    )
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> ServerConfig:
+        if (self.command is None) == (self.url is None):
+            raise ValueError(
+                'give exactly one of command = "PROGRAM" (stdio) or url = "URL" (HTTP)'
+            )
+        if self.url is not None and (self.args or self.env or self.cwd is not None):
+            raise ValueError("args, env and cwd apply to a command (stdio), not to a url")
+        if self.command is not None and self.headers:
+            raise ValueError("headers apply to a url (streamable HTTP), not to a command")
+        return self
+
+
 class ConfigModel(BaseModel):
     """The whole file. Unknown keys are errors: a typo must not be silently ignored."""
 
@@ -232,6 +296,12 @@ class ConfigModel(BaseModel):
     http: HttpConfig = Field(default_factory=HttpConfig)
     reports: ReportsConfig = Field(default_factory=ReportsConfig)
     search: SearchConfig = Field(default_factory=SearchConfig)
+    servers: dict[Annotated[str, StringConstraints(pattern=SERVER_NAME_PATTERN)], ServerConfig] = (
+        Field(
+            default_factory=dict,
+            description="MCP servers mounted behind the fixed menu, by name (see docs/servers.md).",
+        )
+    )
 
 
 @dataclass(frozen=True)
@@ -337,8 +407,18 @@ def _describe(err: Any) -> str:
     kind = err["type"]
     if kind == "extra_forbidden":
         return f"{loc}: unknown key (check its spelling; see docs/configuration.md)"
-    if "secrets" in err["loc"]:
+    if _holds_credentials(tuple(err["loc"])):
         # Never echo what was written where a credential reference belongs: it may be one.
         return f"{loc}: {err['msg'].removeprefix('Value error, ')}"
+    if err["loc"][:1] == ("servers",) and err["loc"][-1:] == ("[key]",):
+        return f"servers.{err['input']}: {SERVER_NAME_HELP}"
     got = err.get("input")
     return f"{loc}: {err['msg'].lower()} (got {type(got).__name__} {got!r})"
+
+
+def _holds_credentials(loc: tuple[Any, ...]) -> bool:
+    """Whether an error's location is (or holds) a credential reference: a step's `secrets`,
+    `http.token`, a server's `env` or `headers`, or a whole `[servers.NAME]` table."""
+    if "secrets" in loc or loc[:2] == ("http", "token"):
+        return True
+    return loc[:1] == ("servers",) and (len(loc) == 2 or loc[2:3] in (("env",), ("headers",)))

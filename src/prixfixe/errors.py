@@ -357,6 +357,16 @@ class PromptRenderError(PromptError):
     code = INTERNAL_ERROR
 
 
+class UpstreamError(PrixfixeError):
+    """A mounted MCP server could not answer: it would not start, crashed, timed out, sent
+    something malformed, or is waiting out its restart backoff. The message names the server
+    and what happened; prixfixe itself goes on serving."""
+
+    def __init__(self, server: str, message: str, **data: Any) -> None:
+        super().__init__(f"server {server!r}: {message}", server=server, **data)
+        self.server = server
+
+
 class MissingClientCapabilityError(PrixfixeError):
     """A request needs a client capability (elicitation, sampling, roots) that the client did
     not declare on this request (2026-07-28, SEP-2575): -32021, HTTP 400."""

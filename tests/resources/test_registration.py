@@ -49,6 +49,14 @@ def test_a_plugin_with_one_bad_resource_registers_none_of_them(make_app: AppFact
             "completion for 'y', which is not a variable (variables: x)",
         ),
         ("a://x", "is not a Resource or ResourceTemplate"),
+        (
+            Resource(uri="prixfixe://servers/fix/fix://a", name="x", reader=_read),
+            "prixfixe://servers/ is reserved for mounted servers",
+        ),
+        (
+            ResourceTemplate(uri_template="prixfixe://servers/f/{x}", name="x", reader=_read),
+            "prixfixe://servers/ is reserved for mounted servers",
+        ),
     ],
 )
 def test_invalid_declarations_are_refused_with_the_reason(item: object, message: str) -> None:
@@ -72,3 +80,17 @@ def test_a_uri_or_template_registered_twice_names_the_first_owner() -> None:
             "second", resources=[ResourceTemplate(uri_template="a://t/{x}", name="t", reader=_read)]
         )
     assert registry.resources["a://x"].owner == "first"
+
+
+def test_only_a_mount_may_declare_under_the_servers_namespace() -> None:
+    registry = Registry()
+    registry.add_plugin(
+        "server:fix",
+        resources=[
+            Resource(uri="prixfixe://servers/fix/fix://a", name="a", reader=_read),
+            ResourceTemplate(
+                uri_template="prixfixe://servers/fix/fix://{x}", name="t", reader=_read
+            ),
+        ],
+    )
+    assert registry.resources["prixfixe://servers/fix/fix://a"].owner == "server:fix"

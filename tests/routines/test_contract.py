@@ -21,6 +21,7 @@ from prixfixe.declarations.steps import StepType
 from prixfixe.routines.contract import breaking_changes, check_goldens, golden, write_goldens
 from tests.conftest import AppFactory
 from tests.gitrepos import commit, remote_and_clone
+from tests.servers.conftest import fixture_table
 from tests.step_fixtures import StepsPlugin
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "steps"
@@ -157,16 +158,25 @@ command = [{py}, "-c", "print('{{\\"ok\\": true}}')"]
 [[routines.all.steps]]
 type = "capability-index"
 variant = "stats"
-"""
+[[routines.all.steps]]
+type = "mcp-query"
+server = "fix"
+tool = "add"
+arguments = {{ a = 1, b = 2 }}
+{fixture_table()}"""
     app = make_app(config=config, env=dict(os.environ), plugins=[])
     app.store.put("reminder", {"text": "r", "due": "2020-01-01"})
     app.store.put("deadline", {"label": "d", "date": "2030-01-01", "notes": "n"})
     app.store.put("countdown", {"label": "c", "start": "2020-01-01", "end": "2099-12-31"})
 
     async def go() -> Any:
-        return await app.routines.run(
-            app.routines.get("all"), lambda: app.store, resources=app.read_resource_text
-        )
+        async with app.serving():
+            return await app.routines.run(
+                app.routines.get("all"),
+                lambda: app.store,
+                resources=app.read_resource_text,
+                servers=app.call_server_tool,
+            )
 
     try:
         stored = anyio.run(go)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from prixfixe import __version__
-from prixfixe.cli import doctor, resources, routines, serve, store, tools
+from prixfixe.cli import doctor, resources, routines, serve, servers, store, tools
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -35,6 +35,7 @@ for _command in (
     routines.routines_list,
     routines.steps,
     routines.report,
+    servers.servers,
 ):
     cli.add_command(_command)
 

@@ -46,6 +46,37 @@ def _print_integrity(out: Any, check: dict[str, Any]) -> None:
     out.print(f"  {escape(check['advice'])}")
 
 
+def _print_servers(out: Any, section: dict[str, Any]) -> None:
+    """Mounted servers: state, tools, and what listing them directly would cost."""
+    from rich.table import Table
+
+    if not section["servers"]:
+        return
+    table = Table("server", "transport", "state", "tools", "tokens listed directly")
+    for s in section["servers"]:
+        colour = "green" if s["state"] == "tools kept" else "yellow"
+        if s["state"] in ("denied", "disabled"):
+            colour = "dim"
+        tools = "" if s["tools"] is None else str(s["tools"])
+        tokens = "" if s["listed_tokens"] is None else str(s["listed_tokens"])
+        table.add_row(
+            escape(s["name"]), s["transport"], f"[{colour}]{s['state']}[/]", tools, tokens
+        )
+    out.print(f"\n[bold]Mounted servers[/] ({section['mounted']} mounted):")
+    out.print(table)
+    out.print(
+        f"  Listed directly their {section['tools']} tools would cost "
+        f"{section['direct_tokens']} tokens; prixfixe lists {section['prixfixe_tokens']} "
+        "(cl100k_base) and finds theirs with tool_search."
+    )
+    if section["unread"]:
+        names = ", ".join(section["unread"])
+        out.print(
+            f"  [yellow]Tool lists not read yet[/]: {escape(names)} (read when prixfixe serves, "
+            "or now with: prixfixe servers test NAME)"
+        )
+
+
 def _plugin_colour(status: str) -> str:
     if status == "loaded":
         return "green"
@@ -103,6 +134,7 @@ def _print_report(report: dict[str, Any], over: bool) -> None:
         f"{tl['token_budget']}), "
         f"{tl['tokens']['o200k_base']} (o200k_base)"
     )
+    _print_servers(out, report["servers"])
     res = report["resources"]
     out.print(
         f"[bold]Resources[/]: {res['resources']} resources, {res['templates']} templates; "
@@ -116,7 +148,7 @@ def _print_report(report: dict[str, Any], over: bool) -> None:
 @friendly
 def doctor(as_json: bool) -> None:
     """Check the installation: versions, config, facets, plugins, the store's integrity,
-    tools/list cost."""
+    mounted servers, tools/list cost."""
     from prixfixe.app import DEFAULT_TOKEN_BUDGET, DEFAULT_TOOL_BUDGET, App
     from prixfixe.system.doctor import doctor_report
 

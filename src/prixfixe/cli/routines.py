@@ -130,14 +130,16 @@ def _run(app: Any, routine: Any, fmt: str) -> Any:
                         return
 
             tg.start_soon(watch)
-            outcome.append(
-                await app.routines.run(
-                    routine,
-                    lambda: app.store,
-                    on_step=progress,
-                    resources=app.read_resource_text,
+            async with app.serving():  # mounted servers, for `mcp-query` steps
+                outcome.append(
+                    await app.routines.run(
+                        routine,
+                        lambda: app.store,
+                        on_step=progress,
+                        resources=app.read_resource_text,
+                        servers=app.call_server_tool,
+                    )
                 )
-            )
             tg.cancel_scope.cancel()
         if not outcome:
             raise KeyboardInterrupt

@@ -3,6 +3,8 @@ template variables and prompt arguments alike.
 
 A completer returns candidate values; they are de-duplicated, filtered by the typed prefix and
 capped at 100 per answer (the MCP limit) with `total` and `hasMore` saying how many matched.
+A completer that returns a whole `Completion` (one forwarding another server's answer: a
+mounted server's) has it passed on as it is, only capped.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ EMPTY = types.Completion(values=[], total=0, has_more=False)
 
 
 async def run_completer(
-    completer: Callable[[Any, str, Mapping[str, str]], Awaitable[Sequence[str]] | Sequence[str]],
+    completer: Callable[[Any, str, Mapping[str, str]], Awaitable[Any] | Any],
     context: Any,
     value: str,
     chosen: Mapping[str, str] | None,
@@ -36,8 +38,17 @@ async def run_completer(
         value,
         dict(chosen or {}),
         what=what,
-        convert=lambda found: shape(found, value),
+        convert=lambda found: _answer(found, value),
     )
+
+
+def _answer(found: Sequence[str] | types.Completion, value: str) -> types.Completion:
+    if not isinstance(found, types.Completion):
+        return shape(found, value)
+    if len(found.values) <= MAX_COMPLETIONS:
+        return found
+    total = found.total if found.total is not None else len(found.values)
+    return types.Completion(values=found.values[:MAX_COMPLETIONS], total=total, has_more=True)
 
 
 def shape(candidates: Sequence[str], value: str) -> types.Completion:

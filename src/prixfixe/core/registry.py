@@ -56,10 +56,12 @@ class RegistryChange:
     """What one registration added, by name: what listeners need to decide what to tell.
 
     `added` maps each declaration type's `field` to the names that registration added (an
-    empty tuple for none); `change["tools"]` and the named properties read it."""
+    empty tuple for none); `change["tools"]` and the named properties read it. A replacement
+    (`replace_plugin`) also says what it `removed`, by field, as they were before it."""
 
     owner: str
     added: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    removed: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __getitem__(self, field_name: str) -> tuple[str, ...]:
         return self.added.get(field_name, ())
@@ -147,9 +149,32 @@ class Registry:
     def add_declared(self, owner: str, by_hook: Mapping[str, Iterable[object]]) -> None:
         """Add what one plugin registered through each hook, all or none: every declaration is
         checked (hooks in table order, each in registration order) before any is added."""
+        self._declare(owner, by_hook, replace=False)
+
+    def replace_plugin(self, owner: str, **declared: Iterable[object]) -> None:
+        """Replace everything `owner` declared of the given fields (`tools=`, ...) with these,
+        all or none, as one change (a mounted server whose tool list changed)."""
+        by_hook: dict[str, list[object]] = {}
+        for name, items in declared.items():
+            decl_type = self._by_field.get(name)
+            if decl_type is None:
+                raise TypeError(f"replace_plugin() got an unexpected keyword argument {name!r}")
+            by_hook.setdefault(decl_type.hook, []).extend(items)
+        self._declare(owner, by_hook, replace=True)
+
+    def _declare(
+        self, owner: str, by_hook: Mapping[str, Iterable[object]], *, replace: bool
+    ) -> None:
         unknown = [hook for hook in by_hook if hook not in self._by_hook]
         if unknown:
             raise TypeError(f"no declaration type is registered through {unknown}")
+        # A replacement drops the owner's entries of every type its hooks feed, first.
+        dropped: dict[str, list[_Slot]] = {f: [] for f in self._held}
+        if replace:
+            for hook in by_hook:
+                for decl_type in self._by_hook[hook]:
+                    held = self._held[decl_type.field]
+                    dropped[decl_type.field] = [k for k, h in held.items() if h.owner == owner]
         batch: dict[str, dict[_Slot, _Held]] = {f: {} for f in self._held}
         for hook, candidates in self._by_hook.items():
             for item in by_hook.get(hook, ()):
@@ -158,13 +183,18 @@ class Registry:
                 name = decl_type.key(item)
                 slot = (owner if decl_type.per_owner else "", name)
                 added = batch[decl_type.field]
-                first = self._held[decl_type.field].get(slot) or added.get(slot)
+                first = added.get(slot)
+                if first is None and slot not in dropped[decl_type.field]:
+                    first = self._held[decl_type.field].get(slot)
                 if first is not None:
                     raise RegistryError(decl_type.clash_message(owner, name, first.owner))
                 added[slot] = _Held(owner, entry)
         # Everything is checked; only now does anything change.
-        if not any(batch.values()):
+        if not any(batch.values()) and not any(dropped.values()):
             return
+        for field_name, slots in dropped.items():
+            for slot in slots:
+                del self._held[field_name][slot]
         for field_name, added in batch.items():
             self._held[field_name].update(added)
         self.version += 1
@@ -172,6 +202,7 @@ class Registry:
             RegistryChange(
                 owner,
                 {f: tuple(name for _, name in added) for f, added in batch.items()},
+                {f: tuple(name for _, name in slots) for f, slots in dropped.items() if slots},
             )
         )
 

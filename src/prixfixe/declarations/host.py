@@ -8,7 +8,7 @@ needs more asks for a new member here, which keeps the surface plugins rely on i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from prixfixe.declarations.interaction import LogLevels
@@ -95,4 +95,10 @@ class Host(LogLevels, Protocol):
 
     async def read_resource_text(self, uri: str) -> str:
         """A resource's text contents, joined."""
+        ...
+
+    async def call_server_tool(
+        self, server: str, tool: str, arguments: Mapping[str, Any]
+    ) -> types.CallToolResult:
+        """Call a tool of a server mounted in `[servers]` (its upstream name), unless denied."""
         ...

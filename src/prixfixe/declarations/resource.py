@@ -23,6 +23,10 @@ if TYPE_CHECKING:
 
 #: The scheme of prixfixe's own resources (`prixfixe://system/health`, ...).
 SCHEME = "prixfixe"
+#: Where mounted servers' resources live (`prixfixe://servers/NAME/<the server's own URI>`);
+#: only a mount, whose owner is `server:NAME`, may declare a URI under it.
+SERVERS_NAMESPACE = "prixfixe://servers/"
+MOUNT_OWNER_PREFIX = "server:"
 #: An absolute URI: a scheme (RFC 3986 section 3.1), a colon, then anything without spaces.
 URI_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:[^\s]*$")
 
@@ -134,6 +138,7 @@ def _admit_resource(resource: Resource, owner: str) -> Resource:
         raise RegistryError(f"{where}: the URI must be absolute (scheme:...) without spaces")
     if "{" in resource.uri:
         raise RegistryError(f"{where}: a URI with '{{' is a template; declare a ResourceTemplate")
+    _check_namespace(resource.uri, owner, where)
     _check_common(resource.name, resource.reader, resource.priority, resource.audience, where)
     if resource.size is not None and (isinstance(resource.size, bool) or resource.size < 0):
         raise RegistryError(f"{where}: size must be a number of bytes >= 0")
@@ -152,6 +157,7 @@ def _admit_template(template: ResourceTemplate, owner: str) -> RegisteredTemplat
         raise RegistryError(f"{where}: the template must expand to an absolute URI")
     if not parsed.variables:
         raise RegistryError(f"{where}: a template needs at least one variable; use a Resource")
+    _check_namespace(template.uri_template, owner, where)
     _check_common(template.name, template.reader, template.priority, template.audience, where)
     names = set(parsed.variable_names)
     for name, completer in template.completions.items():
@@ -163,6 +169,13 @@ def _admit_template(template: ResourceTemplate, owner: str) -> RegisteredTemplat
         if not callable(completer):
             raise RegistryError(f"{where}: the completer for {name!r} is not callable")
     return RegisteredTemplate(replace(template, owner=owner), parsed)
+
+
+def _check_namespace(uri: str, owner: str, where: str) -> None:
+    if uri.startswith(SERVERS_NAMESPACE) and not owner.startswith(MOUNT_OWNER_PREFIX):
+        raise RegistryError(
+            f"{where}: {SERVERS_NAMESPACE} is reserved for mounted servers' resources"
+        )
 
 
 def _check_common(

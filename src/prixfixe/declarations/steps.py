@@ -27,6 +27,8 @@ from prixfixe.leash.net import NetGate, NetGrant
 from prixfixe.secrets import Secret
 
 if TYPE_CHECKING:
+    import mcp_types
+
     from prixfixe.leash import Completed
     from prixfixe.store.api import OwnerSlice, Store, StoredRecord
 
@@ -57,6 +59,10 @@ class _Runner(Protocol):
 
 #: Reads a prixfixe resource's text by URI (what `resources/read` would return).
 ResourceReader: TypeAlias = Callable[[str], Awaitable[str]]
+#: Calls a mounted server's tool: (server, tool, arguments) to the server's own result.
+ServerToolCaller: TypeAlias = Callable[
+    [str, str, Mapping[str, Any]], Awaitable["mcp_types.CallToolResult"]
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -76,6 +82,8 @@ class StepContext:
     runner: _Runner = field(repr=False)
     store_opener: Callable[[], Store] = field(repr=False)
     resource_reader: ResourceReader | None = field(default=None, repr=False)
+    #: Calls a tool of a server mounted in `[servers]` (None where none can run).
+    server_caller: ServerToolCaller | None = field(default=None, repr=False)
     #: The file gate: every file or folder a step opens goes through `fs.check`, `fs.walk`
     #: or `fs.read_bytes`.
     fs: FsGate = field(default_factory=lambda: FsGate(FsGrant((), (), "none")), repr=False)
@@ -109,6 +117,19 @@ class StepContext:
 
             raise StepFailure(f"step {self.step!r}: resources cannot be read here", kind="error")
         return await self.resource_reader(uri)
+
+    async def call_server_tool(
+        self, server: str, tool: str, arguments: Mapping[str, Any]
+    ) -> mcp_types.CallToolResult:
+        """Call `tool` on mounted server `server` (one the configuration mounts, not denied),
+        as `tool_invoke` would; its result unchanged."""
+        if self.server_caller is None:
+            from prixfixe.errors import StepFailure
+
+            raise StepFailure(
+                f"step {self.step!r}: mounted servers cannot be called here", kind="error"
+            )
+        return await self.server_caller(server, tool, arguments)
 
     @property
     def store(self) -> Store:

@@ -6,7 +6,7 @@ This module sits low on purpose: a plugin imports it (through `prixfixe`) and li
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -70,6 +70,12 @@ class Tool:
     `mutates` drives the MCP annotations: a read-only tool is `readOnlyHint`, idempotent and
     not destructive; a mutating tool is destructive unless `destructive=False` and idempotent
     only when `idempotent=True`.
+
+    A tool whose schemas are not pydantic models (a mounted server's) gives them as raw JSON
+    Schema dicts: `input_schema` (arguments are then checked against it and the handler gets
+    them as a dict; `input_model` only names the arguments for search), `output_schema`, and
+    `annotations` to advertise instead of the ones `mutates` implies. All three are passed
+    through unchanged.
     """
 
     name: str
@@ -91,6 +97,9 @@ class Tool:
     #: that runs step types is found by what those step types do.
     search_words: Callable[[Any], Sequence[str]] | None = field(default=None, compare=False)
     owner: str = field(default="", compare=False)
+    input_schema: Mapping[str, Any] | None = field(default=None, compare=False)
+    output_schema: Mapping[str, Any] | None = field(default=None, compare=False)
+    annotations: types.ToolAnnotations | None = None
 
     @property
     def summary(self) -> str:
@@ -115,19 +124,44 @@ class RegisteredTool:
 
     @cached_property
     def input_schema(self) -> dict[str, Any]:
+        if self.tool.input_schema is not None:
+            return dict(self.tool.input_schema)
         return model_schema(self.tool.input_model)
 
     @cached_property
     def output_schema(self) -> dict[str, Any] | None:
+        if self.tool.output_schema is not None:
+            return dict(self.tool.output_schema)
         model = self.tool.output_model
         return None if model is None else model_schema(model, mode="serialization")
 
     @cached_property
     def validator(self) -> Draft202012Validator:
-        """A validator for the advertised input schema, compiled once (used to explain errors)."""
-        from jsonschema import Draft202012Validator
+        """A validator for the advertised input schema, compiled once (used to explain errors).
 
-        return Draft202012Validator(self.input_schema)
+        A raw schema is read in the dialect its `$schema` names (2020-12 when it names none,
+        as MCP says)."""
+        from jsonschema import Draft202012Validator
+        from jsonschema.validators import validator_for
+
+        if self.tool.input_schema is None:
+            return Draft202012Validator(self.input_schema)
+        cls = validator_for(self.input_schema, default=Draft202012Validator)
+        return cls(self.input_schema)  # type: ignore[return-value]
+
+    @cached_property
+    def schema_is_valid(self) -> bool:
+        """Whether the input schema is itself valid JSON Schema, checked once (a raw schema
+        may not be; one generated from a model always is)."""
+        if self.tool.input_schema is None:
+            return True
+        from jsonschema.exceptions import SchemaError
+
+        try:
+            self.validator.check_schema(self.input_schema)
+        except SchemaError:
+            return False
+        return True
 
     @cached_property
     def annotations(self) -> types.ToolAnnotations:
@@ -135,6 +169,8 @@ class RegisteredTool:
         # tool is not read-only, and their defaults (destructive, not idempotent) go unsaid.
         # No annotation title: the tool's own `title` says it once, and bytes cost tokens.
         tool = self.tool
+        if tool.annotations is not None:
+            return tool.annotations
         if not tool.mutates:
             return types.ToolAnnotations(read_only_hint=True)
         return types.ToolAnnotations(

@@ -347,6 +347,73 @@ class ExecGate:
             done, stdout=REDACTOR.redact(done.stdout), stderr=REDACTOR.redact(done.stderr)
         )
 
+    async def open_server(
+        self,
+        argv: Sequence[str],
+        *,
+        server: str,
+        base_dir: Path,
+        cwd: Path | None = None,
+        env: Mapping[str, str | Secret] | None = None,
+    ) -> anyio.abc.Process:
+        """Start mounted MCP server `server`: its configured command line exactly as granted,
+        with a minimal environment plus `env` (its own resolved references) and its stdin,
+        stdout and stderr piped, in its own process group. The caller owns the process and
+        ends it with `kill_group`."""
+        if not argv:
+            raise StepFailure(f"server {server!r}: empty command", kind="error")
+        line = CommandLine.exact(argv, base_dir)
+        if not self.grant.allows(line):
+            raise ExecRefusedError(
+                f"server {server!r}: {line.show()!r} is not granted; the exec grant is "
+                f"{self.grant.describe()}",
+                program=line.program,
+                grant=self.grant.lines(),
+            )
+        from prixfixe.leash import env as child
+
+        child_env = child.minimal(self._env)
+        for name, val in (env or {}).items():
+            child_env[name] = val.reveal() if isinstance(val, Secret) else val
+        executable = (
+            line.program
+            if "/" in line.program
+            else shutil.which(line.program, path=child_env.get("PATH"))
+        )
+        if executable is None or not os.path.exists(executable):
+            raise StepFailure(
+                f"server {server!r}: program {line.program!r} was not found"
+                + ("" if "/" in line.program else " on PATH (is it installed?)"),
+                kind="program-missing",
+            )
+        command = (executable, *argv[1:])
+        workdir = cwd or base_dir
+        if any("\0" in part for part in (*command, str(workdir))):
+            raise StepFailure(f"server {server!r}: a NUL character in its command", kind="error")
+        for observer in list(_spawn_observers):
+            observer(command)
+        try:
+            return await anyio.open_process(
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=workdir,
+                env=child_env,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise StepFailure(
+                f"server {server!r}: could not start {argv[0]!r} in {str(workdir)!r}: "
+                f"{exc.strerror or exc}",
+                kind="program-missing",
+            ) from None
+
+
+def kill_group(process: anyio.abc.Process) -> None:
+    """Kill a process the gate started and everything it started (its process group)."""
+    _kill_group(process)
+
 
 def _locate(program: str, path: str | None, step: str) -> str:
     if "/" in program:

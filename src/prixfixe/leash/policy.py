@@ -128,6 +128,41 @@ def _roots(paths: Iterable[str | Path], base_dir: Path) -> tuple[Path, ...]:
     return tuple(sorted(found))
 
 
+def servers_declared(config: LoadedConfig, base_dir: Path) -> Declared:
+    """What the enabled `[servers]` tables grant: each stdio server's command line exactly as
+    configured (and its `{cmd}` credentials' command lines), each HTTP server's host and port.
+    A client can pick which mounted server runs, never what it runs."""
+    commands: list[CommandLine] = []
+    credential: list[CommandLine] = []
+    hosts: list[str] = []
+    for server in config.model.servers.values():
+        if not server.enabled:
+            continue
+        if server.command is not None:
+            commands.append(CommandLine.exact([server.command, *server.args], base_dir))
+        refs = [*server.env.values(), *server.headers.values()]
+        credential += [CommandLine.exact(r.argv(), base_dir) for r in refs if r.cmd and r.argv()]
+        if server.url is not None:
+            hosts.append(_host_port(server.url))
+    return Declared(
+        commands=tuple(commands), credential_commands=tuple(credential), hosts=tuple(hosts)
+    )
+
+
+def _host_port(url: str) -> str:
+    """`url`'s host as a grant names it, with its port when that is not the scheme's."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return host if port is None or port in (80, 443) else f"{host}:{port}"
+
+
 def build(
     config: LoadedConfig,
     env: Mapping[str, str],
@@ -135,7 +170,16 @@ def build(
     *,
     base_dir: Path,
 ) -> Leash:
-    """The leash from settings and declarations (a `ConfigError` for an invalid setting)."""
+    """The leash from settings and declarations (a `ConfigError` for an invalid setting).
+    Mounted servers' command lines and hosts join what steps and plugins declare."""
+    servers = servers_declared(config, base_dir)
+    declared = Declared(
+        commands=(*declared.commands, *servers.commands),
+        credential_commands=(*declared.credential_commands, *servers.credential_commands),
+        reads=declared.reads,
+        writes=declared.writes,
+        hosts=(*declared.hosts, *servers.hosts),
+    )
     chosen, sources = settings(config, env)
     exec_grant = make_grant(
         declared.commands,

@@ -108,13 +108,13 @@ def build_server(app: App) -> Server[Any]:
     ) -> types.EmptyResult:
         with jsonrpc_errors(ctx):
             resources.resolve(params.uri)
-        notifier.subscribe(ctx, params.uri)
+            await notifier.subscribe(ctx, params.uri)
         return types.EmptyResult()
 
     async def unsubscribe(
         ctx: ServerRequestContext[Any], params: types.UnsubscribeRequestParams
     ) -> types.EmptyResult:
-        notifier.unsubscribe(ctx, params.uri)
+        await notifier.unsubscribe(ctx, params.uri)
         return types.EmptyResult()
 
     async def list_prompts(
@@ -150,7 +150,7 @@ def build_server(app: App) -> Server[Any]:
     @asynccontextmanager
     async def lifespan(server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
         try:
-            async with notifier.running():
+            async with notifier.running(), app.serving():
                 yield {}
         finally:
             # The store opens on first use; whatever opened it, shutdown closes it.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
@@ -114,8 +115,12 @@ class PromptService:
         values = self.check_arguments(prompt, arguments)
         context = PromptContext(app=self.host, name=name, owner=prompt.owner, request=request)
         try:
-            messages = await call_plugin(
-                prompt.render, context, values, what=f"prompt {name!r}", convert=_wire_messages
+            rendered = await call_plugin(
+                prompt.render,
+                context,
+                values,
+                what=f"prompt {name!r}",
+                convert=partial(_rendered, prompt.description),
             )
         except InputRequired as needed:
             result: types.InputRequiredResult = input_required_result(needed)
@@ -129,7 +134,7 @@ class PromptService:
             raise PromptRenderError(
                 f"rendering prompt {name!r} failed: {crash.reason}", name=name
             ) from crash.error
-        return types.GetPromptResult(description=prompt.description, messages=messages)
+        return rendered
 
     async def complete(
         self,
@@ -175,6 +180,14 @@ def wire_prompt(prompt: Prompt) -> types.Prompt:
         ]
         or None,
     )
+
+
+def _rendered(description: str | None, output: object) -> types.GetPromptResult:
+    """What a renderer returned, as the answer. A `GetPromptResult` (a renderer forwarding
+    another server's answer: a mounted server's) is kept as it is."""
+    if isinstance(output, types.GetPromptResult):
+        return output
+    return types.GetPromptResult(description=description, messages=_wire_messages(output))
 
 
 def _wire_messages(output: object) -> list[types.PromptMessage]:

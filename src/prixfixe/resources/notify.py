@@ -13,6 +13,12 @@ from any thread: `changed()` only records the event (coalescing repeats: notific
 level triggers, "this changed, read it again") and wakes a pump task running in the server's
 event loop, which sends them in the order they happened. One pump runs per server lifespan
 entered (one per connection on stdio); a lock lets only one deliver at a time, so order holds.
+
+A `Watcher` (a mounted server's namespace) is told of each subscriber a URI gains and loses,
+in both revisions, so it can subscribe upstream while anyone listens: `watch` is awaited
+before a `resources/subscribe` is answered (its error refuses the subscription) and before a
+listen stream is acknowledged (there it is logged: a listen names many URIs, and a URI that
+never fires is what the spec allows); `unwatch` must not block.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import logging
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import anyio.lowlevel
@@ -35,9 +41,21 @@ from mcp.shared.subscriptions import (
     ServerEvent,
     ToolsListChanged,
 )
+from mcp_types import SubscriptionsListenRequestParams, SubscriptionsListenResult
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from prixfixe.errors import PrixfixeError
+
 log = logging.getLogger(__name__)
+
+
+class Watcher(Protocol):
+    """Told of each subscriber a URI gains (`watch`, awaited; raise a `PrixfixeError` to
+    refuse) and loses (`unwatch`, never blocking). URIs it does not serve it ignores."""
+
+    async def watch(self, uri: str) -> None: ...
+
+    def unwatch(self, uri: str) -> None: ...
 
 
 def connection_of(ctx: ServerRequestContext[Any]) -> Connection | None:
@@ -57,7 +75,8 @@ class Notifier:
 
     def __init__(self) -> None:
         self.bus = InMemorySubscriptionBus()
-        self.listen = ListenHandler(self.bus)
+        self.listen: ListenHandler = _WatchedListen(self)
+        self.watchers: list[Watcher] = []
         self._subscriptions: dict[Connection, set[str]] = {}
         self._listeners: dict[Connection, set[type[ServerEvent]]] = {}
         self._pending: dict[ServerEvent, None] = {}
@@ -70,15 +89,38 @@ class Notifier:
 
     # -- handshake-era subscriptions --------------------------------------------------------
 
-    def subscribe(self, ctx: ServerRequestContext[Any], uri: str) -> None:
+    async def subscribe(self, ctx: ServerRequestContext[Any], uri: str) -> None:
+        connection = connection_of(ctx)
+        if connection is None or uri in self._subscriptions.get(connection, ()):
+            return
+        await self.watch(uri)  # a watcher's refusal refuses the subscription
         connection = self._track(ctx)
         if connection is not None:
             self._subscriptions.setdefault(connection, set()).add(uri)
 
-    def unsubscribe(self, ctx: ServerRequestContext[Any], uri: str) -> None:
+    async def unsubscribe(self, ctx: ServerRequestContext[Any], uri: str) -> None:
         connection = connection_of(ctx)
-        if connection is not None:
-            self._subscriptions.get(connection, set()).discard(uri)
+        uris = self._subscriptions.get(connection, set()) if connection is not None else set()
+        if uri in uris:
+            uris.discard(uri)
+            self.unwatch(uri)
+
+    async def watch(self, uri: str) -> None:
+        """One more subscriber to `uri`: tell the watchers (any may refuse)."""
+        told: list[Watcher] = []
+        try:
+            for watcher in self.watchers:
+                await watcher.watch(uri)
+                told.append(watcher)
+        except BaseException:
+            for watcher in told:
+                watcher.unwatch(uri)
+            raise
+
+    def unwatch(self, uri: str) -> None:
+        """One subscriber fewer to `uri`."""
+        for watcher in self.watchers:
+            watcher.unwatch(uri)
 
     def listening(self, ctx: ServerRequestContext[Any], event: type[ServerEvent]) -> None:
         """Remember that this connection has seen a listing, so it hears when it changes."""
@@ -99,7 +141,8 @@ class Notifier:
         return connection
 
     def _forget(self, connection: Connection) -> None:
-        self._subscriptions.pop(connection, None)
+        for uri in self._subscriptions.pop(connection, set()):
+            self.unwatch(uri)
         self._listeners.pop(connection, None)
 
     # -- recording changes (any thread) -----------------------------------------------------
@@ -199,3 +242,30 @@ class Notifier:
                     await connection.send_tool_list_changed()
                 self.delivered += 1
         await self.bus.publish(event)
+
+
+class _WatchedListen(ListenHandler):
+    """The SDK's `subscriptions/listen`, telling the notifier's watchers of each URI a
+    stream names for as long as the stream lasts."""
+
+    def __init__(self, notifier: Notifier) -> None:
+        super().__init__(notifier.bus)
+        self._notifier = notifier
+
+    async def __call__(
+        self, ctx: ServerRequestContext[Any, Any], params: SubscriptionsListenRequestParams
+    ) -> SubscriptionsListenResult:
+        notifier = self._notifier
+        watched: list[str] = []
+        try:
+            for uri in dict.fromkeys(params.notifications.resource_subscriptions or ()):
+                try:
+                    await notifier.watch(uri)
+                except PrixfixeError as exc:
+                    log.warning("listen: %s", exc.message)
+                    continue
+                watched.append(uri)
+            return await super().__call__(ctx, params)
+        finally:
+            for uri in watched:
+                notifier.unwatch(uri)

@@ -2,8 +2,9 @@
 and `completion/complete` answer, from the registry's declarations.
 
 Listings are sorted by URI (templates by their template string) and paged with opaque keyset
-cursors (`paging.py`). A read looks the URI up among static resources first, then matches it
-against the templates in registration order. Not found, a failing reader and an oversized
+cursors (`paging.py`). A read looks the URI up among static resources first, then among the
+namespaces (a prefix one reader serves whole: a mounted server's URIs, listed or not), then
+matches it against the templates in registration order. Not found, a failing reader and an oversized
 answer are `ResourceError`s the MCP layer turns into JSON-RPC errors.
 """
 
@@ -80,6 +81,13 @@ class ResourceService:
         self._hidden = hidden
         self._listing: _Listing | None = None
         self._wire: dict[str, types.Resource] = {}
+        self._namespaces: dict[str, Resource] = {}
+
+    def add_namespace(self, prefix: str, reader: Resource) -> None:
+        """Serve every URI that starts with `prefix` (and is no static resource) with
+        `reader`, whether a listed resource or template names it or not: a mounted server's
+        URIs are its to answer. `reader.owner` names who serves them."""
+        self._namespaces[prefix] = reader
 
     # -- listing ----------------------------------------------------------------------------
 
@@ -135,6 +143,9 @@ class ResourceService:
         static = registry.resource(uri)
         if static is not None:
             return Resolved(uri, static.owner, static, {})
+        for prefix, reader in self._namespaces.items():
+            if uri.startswith(prefix):
+                return Resolved(uri, reader.owner, reader, {})
         for entry in registry.templates.values():
             variables = _match(entry, uri)
             if variables is not None:
@@ -158,23 +169,19 @@ class ResourceService:
             raise ResourceTooLargeError(uri, declared.size or 0, self.max_read_bytes)
         context = ResourceContext(app=self.host, uri=uri, owner=found.reader_owner, request=request)
         try:
-            bodies = await call_plugin(
+            contents = await call_plugin(
                 declared.reader,
                 context,
                 found.variables,
                 what=f"reader of {uri}",
-                convert=partial(_bodies, uri),
+                convert=partial(_contents, uri, declared.mime_type),
             )
         except PluginCrash as crash:
             raise ResourceReadError(uri, crash.reason) from crash.error
-        size = sum(
-            len(b.blob) if b.blob is not None else len((b.text or "").encode()) for b in bodies
-        )
+        size = sum(_size(c) for c in contents)
         if size > self.max_read_bytes:
             raise ResourceTooLargeError(uri, size, self.max_read_bytes)
-        return types.ReadResourceResult(
-            contents=[_wire_contents(uri, declared.mime_type, b) for b in bodies]
-        )
+        return types.ReadResourceResult(contents=contents)
 
     # -- completion -------------------------------------------------------------------------
 
@@ -248,6 +255,32 @@ def _wire_template(t: ResourceTemplate) -> types.ResourceTemplate:
         mime_type=t.mime_type,
         annotations=_annotations(t.audience, t.priority, None),
     )
+
+
+WireContents = types.TextResourceContents | types.BlobResourceContents
+
+
+def _contents(uri: str, default_mime: str | None, output: object) -> list[WireContents]:
+    """What a reader returned, as wire contents. A `ReadResourceResult` (a reader forwarding
+    another server's answer: a mounted server's) is kept as it is, its text redacted."""
+    if isinstance(output, types.ReadResourceResult):
+        return [_redacted(c) for c in output.contents]
+    return [_wire_contents(uri, default_mime, b) for b in _bodies(uri, output)]
+
+
+def _redacted(contents: WireContents) -> WireContents:
+    if isinstance(contents, types.TextResourceContents):
+        masked = REDACTOR.redact(contents.text)
+        if masked != contents.text:
+            return contents.model_copy(update={"text": masked})
+    return contents
+
+
+def _size(contents: WireContents) -> int:
+    if isinstance(contents, types.BlobResourceContents):
+        blob = contents.blob  # base64: 4 characters per 3 bytes, '=' padding the last
+        return len(blob) * 3 // 4 - blob[-2:].count("=")
+    return len(contents.text.encode())
 
 
 def _bodies(uri: str, output: object) -> list[ResourceBody]:

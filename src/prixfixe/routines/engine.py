@@ -22,7 +22,12 @@ import anyio
 from pydantic import BaseModel, ValidationError
 
 from prixfixe.core.calls import PluginCrash, call_plugin
-from prixfixe.declarations.steps import ResourceReader, StepContext, StepOutput
+from prixfixe.declarations.steps import (
+    ResourceReader,
+    ServerToolCaller,
+    StepContext,
+    StepOutput,
+)
 from prixfixe.errors import PrixfixeError, RoutineError, StepFailure
 from prixfixe.leash import Completed, ExecGate
 from prixfixe.leash.fs import FsGate
@@ -50,7 +55,8 @@ class Outcome:
 class RunContext:
     """What every step of one run shares, built once per run: the exec gate and the file and
     network gates, the server's environment, the store, the day steps count from, how a step
-    reads a resource, and the configuration's named command lines (`[commands]`)."""
+    reads a resource and calls a mounted server's tool, and the configuration's named command
+    lines (`[commands]`)."""
 
     gate: ExecGate
     env: Mapping[str, str]
@@ -59,6 +65,7 @@ class RunContext:
     net: NetGate
     today: dt.date = field(default_factory=dt.date.today)
     resources: ResourceReader | None = None
+    servers: ServerToolCaller | None = None
     named: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
@@ -190,6 +197,7 @@ async def _attempt(call: StepCall, context: RunContext) -> tuple[dict[str, Any],
         runner=runner,
         store_opener=context.store,
         resource_reader=context.resources,
+        server_caller=context.servers,
         fs=context.fs,
         net=context.net,
         commands=context.named,

@@ -13,7 +13,7 @@ from typing import Any
 import anyio.to_thread
 
 from prixfixe.config import LoadedConfig, ReportsConfig
-from prixfixe.declarations.steps import ResourceReader, StepType
+from prixfixe.declarations.steps import ResourceReader, ServerToolCaller, StepType
 from prixfixe.errors import RoutineError
 from prixfixe.leash import ExecGate, policy
 from prixfixe.leash.exec import CommandLine
@@ -123,6 +123,7 @@ class Routines:
         on_step: engine.OnStep | None = None,
         today: dt.date | None = None,
         resources: ResourceReader | None = None,
+        servers: ServerToolCaller | None = None,
     ) -> StoredReport:
         """Run `routine` and keep its report; a pin the data no longer meets refuses the run
         before anything starts. `today` is the date steps count from (default: today)."""
@@ -138,6 +139,7 @@ class Routines:
             net=self.net,
             today=today or dt.date.today(),
             resources=resources,
+            servers=servers,
             named=self.named,
         )
         outcome = await engine.run(routine, context, on_step)

@@ -145,6 +145,7 @@ async def _run(ctx: ToolContext, routine: Routine, pins: dict[str, int] | None) 
         pins=pins,
         on_step=_progress(ctx),
         resources=ctx.app.read_resource_text,
+        servers=ctx.app.call_server_tool,
     )
 
 

@@ -1,10 +1,11 @@
 """The capability index: what this server can do, generated from the registry in three sizes.
 
 - `summary` (markdown): a compact map from verbs and topics to the tools, step types and store
-  kinds that do them, plus the facets. Its size is bounded (capped terms, capped names per
-  term), so it grows far slower than the registry: the rest is one `tool_search` away.
-- `full` (JSON): every tool, step type, store kind, resource template and prompt, with
-  descriptions, schemas and relationships.
+  kinds that do them, plus the facets and the mounted MCP servers (one line, capped). Its
+  size is bounded (capped terms, capped names per term, capped servers), so it grows far
+  slower than the registry: the rest is one `tool_search` away.
+- `full` (JSON): every tool, step type, store kind, resource template, prompt and mounted
+  server, with descriptions, schemas and relationships.
 - `stats` (JSON): bytes, words, lines and real token counts (cl100k_base, o200k_base) of the
   other two.
 
@@ -56,7 +57,10 @@ MAX_NAMES_PER_TERM = 4
 MAX_FACETS = 30
 MAX_KINDS = 30
 
-EntryKind = Literal["tool", "step_type", "store_kind", "resource_template", "prompt"]
+EntryKind = Literal["tool", "step_type", "store_kind", "resource_template", "prompt", "server"]
+#: Mounted servers, and tool names per server, the summary shows (the rest: full, search).
+MAX_SERVERS = 20
+MAX_SERVER_TOOLS = 3
 
 #: Words that name an action. A term in this set is a verb in the summary; any other term is
 #: a topic. Fixed and small on purpose: the summary must read the same on every run.
@@ -100,6 +104,8 @@ class Scope:
     registry: Registry
     exposure: Exposure
     serves: Mapping[EntryKind, tuple[str, ...]] = field(default_factory=dict)
+    #: The MCP servers mounted (`[servers]`, enabled), in configuration order.
+    servers: tuple[str, ...] = ()
 
     def serving(self, kind: EntryKind) -> list[str]:
         """The registered tools that serve every entry of `kind`."""
@@ -245,6 +251,37 @@ def prompt_entries(scope: Scope) -> Iterable[Entry]:
         )
 
 
+def server_entries(scope: Scope) -> Iterable[Entry]:
+    """One entry per mounted server this connection may reach: its facet (named after it),
+    its tools as far as they are known (a lazy server's kept list; none before it first ran)."""
+    for name in scope.servers:
+        if not scope.exposure.reachable(name):
+            continue
+        tools = [e.name for e in scope.registry if e.tool.facet == name]
+        short = [t.removeprefix(f"{name}.") for t in tools]
+        if tools:
+            shown = ", ".join(short[:MAX_SERVER_TOOLS])
+            more = len(short) - MAX_SERVER_TOOLS
+            summary = shown + (f" +{more}" if more > 0 else "")
+        else:
+            summary = "tools not read yet"
+        yield Entry(
+            kind="server",
+            name=name,
+            summary=summary,
+            terms=(),
+            detail={
+                "name": name,
+                "facet": name,
+                "tools": len(tools),
+                "read": bool(tools),
+                "listed": scope.exposure.listed(name),
+                "tool_names": tools,
+                "how_to_call": f"tool_search, then tool_invoke('{name}.TOOL', arguments)",
+            },
+        )
+
+
 #: Every source of index entries, in output order.
 SOURCES: tuple[Source, ...] = (
     tool_entries,
@@ -252,6 +289,7 @@ SOURCES: tuple[Source, ...] = (
     store_kind_entries,
     template_entries,
     prompt_entries,
+    server_entries,
 )
 _SECTIONS: dict[EntryKind, str] = {
     "tool": "tools",
@@ -259,6 +297,7 @@ _SECTIONS: dict[EntryKind, str] = {
     "store_kind": "store_kinds",
     "resource_template": "resource_templates",
     "prompt": "prompts",
+    "server": "servers",
 }
 
 
@@ -280,8 +319,9 @@ class CapabilityIndex:
         registry: Registry,
         exposure: Exposure,
         serves: Mapping[EntryKind, tuple[str, ...]] | None = None,
+        servers: Iterable[str] = (),
     ) -> None:
-        self.scope = Scope(registry, exposure, dict(serves or {}))
+        self.scope = Scope(registry, exposure, dict(serves or {}), tuple(servers))
         self._built: Built | None = None
         self._lock = threading.Lock()
         self.builds = 0  # how many times it was built (tests check caching with it)
@@ -344,6 +384,7 @@ def render_summary(scope: Scope, entries: list[Entry]) -> str:
         facet_parts.append(f"+{len(facets) - MAX_FACETS} more")
     kinds = [e.name for e in entries if e.kind == "store_kind"]
     steps = [e.name for e in entries if e.kind == "step_type"]
+    servers = [f"{e.name}: {e.summary}" for e in entries if e.kind == "server"]
     tools = sum(1 for e in entries if e.kind == "tool")
 
     lines = [
@@ -361,6 +402,11 @@ def render_summary(scope: Scope, entries: list[Entry]) -> str:
         )
     if steps:
         lines.append("Step types: " + _names(steps))
+    if servers:
+        shown = "; ".join(servers[:MAX_SERVERS]) + (
+            f"; +{len(servers) - MAX_SERVERS} more" if len(servers) > MAX_SERVERS else ""
+        )
+        lines.append(f"Mounted MCP servers (a facet each; tools SERVER.tool): {shown}")
     lines.append(f"Everything, with schemas: {INDEX_URIS['full']}")
     if verbs:
         lines += ["", "## Verbs"] + [f"{t}: {_names(n)}" for t, n in verbs]

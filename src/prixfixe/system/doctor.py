@@ -1,5 +1,6 @@
 """The doctor report: what the server says about its installation (versions, config, facets,
-plugins, store, routines, leash, and what the default `tools/list` costs), as data.
+plugins, store, routines, leash, mounted servers, and what the default `tools/list` costs),
+as data.
 `prixfixe doctor` prints it or, with --json, emits it."""
 
 from __future__ import annotations
@@ -60,6 +61,23 @@ def _dist_version(name: str) -> str:
         return "not installed"
 
 
+def servers_section(app: DoctorSubject, prixfixe_tokens: int) -> dict[str, Any]:
+    """Each mounted server's state, tool count and what its tools would cost a model listed
+    directly (cl100k), against what prixfixe's own default listing costs."""
+    from prixfixe.servers.status import statuses
+
+    found = statuses(app.config.model.servers, app.home, app.exposure.deny)
+    mounted = [s for s in found if s.enabled and not s.denied]
+    return {
+        "servers": [s.as_dict() for s in found],
+        "mounted": len(mounted),
+        "tools": sum(s.tools or 0 for s in mounted),
+        "direct_tokens": sum(s.listed_tokens or 0 for s in mounted),
+        "prixfixe_tokens": prixfixe_tokens,
+        "unread": [s.name for s in mounted if s.tools is None],
+    }
+
+
 def doctor_report(
     app: DoctorSubject, *, tool_budget: int, token_budget: int = 1200
 ) -> dict[str, Any]:
@@ -67,6 +85,7 @@ def doctor_report(
     cl100k tokens a default listing may hold, reported beside the figures so a reader sees
     whether it is over."""
     listing = app.list_tools_json()
+    listing_tokens = token_counts(listing)
     store_path = app.home / STORE_FILENAME
     grant = app.routines.gate.grant
     return {
@@ -116,8 +135,10 @@ def doctor_report(
             "budget": tool_budget,
             "token_budget": token_budget,
             "bytes": len(listing.encode()),
-            "tokens": token_counts(listing),
+            "tokens": listing_tokens,
         },
+        # From the configuration and the kept tool lists only: doctor starts no server.
+        "servers": servers_section(app, listing_tokens["cl100k_base"]),
         "registered_tools": len(app.registry),
         "resources": {
             "resources": len(app.registry.resources),

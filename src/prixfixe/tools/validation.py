@@ -6,6 +6,10 @@ the schema accepts (ISO date strings, enum values) and does not coerce ("5" is n
 Only when that fails does the `jsonschema` library check the arguments against the exact schema
 the client was shown, to phrase each problem for a model to fix: which argument, what was
 expected, what was given. Problems the schema cannot express come from pydantic.
+
+A tool declared with a raw JSON Schema (a mounted server's) has no model: its arguments are
+checked against that schema alone and handed on as the dict they are. A schema that is not
+itself valid JSON Schema checks nothing here; the tool's own server judges the arguments.
 """
 
 from __future__ import annotations
@@ -38,8 +42,9 @@ _JSON_TYPES = {
 }
 
 
-def validate_arguments(entry: RegisteredTool, arguments: Any) -> BaseModel:
-    """Return the tool's input model built from `arguments`, or raise naming every problem."""
+def validate_arguments(entry: RegisteredTool, arguments: Any) -> BaseModel | dict[str, Any]:
+    """Return the tool's input model built from `arguments` (for a raw-schema tool, the
+    arguments themselves once they match), or raise naming every problem."""
     name = entry.name
     if arguments is None:
         arguments = {}
@@ -54,6 +59,8 @@ def validate_arguments(entry: RegisteredTool, arguments: Any) -> BaseModel:
             name,
             [f"arguments are {len(text):,} bytes of JSON; the limit is {MAX_ARGUMENT_BYTES:,}"],
         )
+    if entry.tool.input_schema is not None:
+        return _validate_raw(entry, arguments)
     try:
         return entry.tool.input_model.model_validate_json(text, strict=True)
     except ModelError as exc:
@@ -66,6 +73,22 @@ def validate_arguments(entry: RegisteredTool, arguments: Any) -> BaseModel:
     raise InvalidArgumentsError(  # constraints the JSON Schema does not express
         name, [f"argument {_loc(e['loc'])}: {e['msg']}" for e in model_error.errors()]
     )
+
+
+def _validate_raw(entry: RegisteredTool, arguments: dict[str, Any]) -> dict[str, Any]:
+    from referencing.exceptions import Unresolvable
+
+    if not entry.schema_is_valid:  # checked once per tool, not once per call
+        return arguments
+    try:
+        errors = sorted(
+            entry.validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.path]
+        )
+    except Unresolvable:
+        return arguments
+    if errors:
+        raise InvalidArgumentsError(entry.name, [_describe(e, entry.input_schema) for e in errors])
+    return arguments
 
 
 def _describe(error: SchemaError, schema: dict[str, Any]) -> str:

@@ -1,0 +1,68 @@
+"""A mounted server's prompts as prixfixe `Prompt` declarations named `SERVER.prompt` (the
+same names as its tools get, `naming.py`), their arguments as the server declared them.
+
+Getting one forwards to the server under its real name and returns its messages unchanged;
+completing an argument forwards too. The server's refusal of the arguments is the client's
+to fix (-32602, naming the server); any other fault is a render error naming it (-32603).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import mcp_types as types
+
+from prixfixe.declarations.prompt import Prompt, PromptArgument, PromptContext
+from prixfixe.servers.naming import mounted_names
+
+#: Gets upstream prompt `name` with `arguments`; the answer as the server gave it.
+UpstreamGet = Callable[[str, dict[str, str]], Awaitable[types.GetPromptResult]]
+#: Completes one argument of an upstream prompt: (prompt, argument, value, chosen).
+UpstreamComplete = Callable[[str, str, str, Mapping[str, str]], Awaitable[types.Completion | None]]
+
+
+def mounted_prompt(
+    server: str, name: str, prompt: types.Prompt, get: UpstreamGet, complete: UpstreamComplete
+) -> Prompt:
+    real = prompt.name
+
+    # The renderer and completers answer with the server's whole `GetPromptResult` and
+    # `Completion`, which `prompts/service.py` and `core/completion.py` pass on as they are.
+    async def render(ctx: PromptContext, arguments: Mapping[str, str]) -> Any:
+        return await get(real, dict(arguments))
+
+    def completer(argument: str) -> Any:
+        async def suggest(
+            ctx: PromptContext, value: str, chosen: Mapping[str, str]
+        ) -> types.Completion:
+            found = await complete(real, argument, value, chosen)
+            return found if found is not None else types.Completion(values=[], total=0)
+
+        return suggest
+
+    return Prompt(
+        name=name,
+        title=prompt.title,
+        description=prompt.description,
+        arguments=tuple(
+            PromptArgument(
+                name=a.name,
+                description=a.description,
+                required=bool(a.required),
+                completer=completer(a.name),
+            )
+            for a in prompt.arguments or ()
+            if a.name.strip()
+        ),
+        render=render,
+    )
+
+
+def mounted_prompts(
+    server: str, prompts: list[types.Prompt], get: UpstreamGet, complete: UpstreamComplete
+) -> list[Prompt]:
+    """Every prompt of `server` as a declaration named `server.prompt`."""
+    by_real = {p.name: p for p in prompts}
+    names = mounted_names(server, by_real)
+    return [mounted_prompt(server, n, by_real[r], get, complete) for n, r in names.items()]

@@ -1,0 +1,75 @@
+"""A routine step's call to a mounted server's tool (the `mcp-query` step type), with its
+authority checked here, where the call is made.
+
+A step may call only a server the configuration mounts (`[servers.NAME]`, enabled): a client
+names one of those, never a command line or a URL. A server whose facet `[mcp] deny` denies,
+or that a narrowed exposure does not reach, is refused before anything starts. The call goes
+through the app's own `Servers` runtime (the same connection, timeouts, restarts and
+backoff as `tool_invoke`); its faults are `UpstreamError`s naming the server.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from typing import Any
+
+import mcp_types as types
+
+from prixfixe.core.facets import Exposure
+from prixfixe.errors import StepFailure
+from prixfixe.servers.service import Servers
+
+
+def check_query(
+    servers: Servers, configured: Mapping[str, Any], exposure: Exposure, server: str, tool: str
+) -> None:
+    """Refuse a call the configuration does not allow, naming why (kind `refused`)."""
+    if server not in configured:
+        known = ", ".join(configured) or "none"
+        hint = difflib.get_close_matches(server, list(configured), n=1)
+        mean = f"; did you mean {hint[0]!r}?" if hint else ""
+        raise StepFailure(
+            f"no server {server!r} is configured in [servers]{mean} (configured: {known}); "
+            "a step can call only a server the configuration mounts",
+            kind="refused",
+        )
+    if server in exposure.deny:
+        raise StepFailure(
+            f"server {server!r} is denied (from {exposure.deny_source}): "
+            "its tools cannot be called",
+            kind="refused",
+        )
+    if server not in servers.upstreams:
+        raise StepFailure(f"server {server!r} is disabled (enabled = false)", kind="refused")
+    if not exposure.reachable(server):
+        raise StepFailure(
+            f"server {server!r} is not reachable on this server (its facet is narrowed away)",
+            kind="refused",
+        )
+    known_tools = servers.catalogued(server)
+    if known_tools is not None and tool not in {t.name for t in known_tools}:
+        names = [t.name for t in known_tools]
+        hint = difflib.get_close_matches(tool, names, n=1)
+        mean = f"; did you mean {hint[0]!r}?" if hint else ""
+        raise StepFailure(
+            f"server {server!r} has no tool {tool!r}{mean} (its tools: {', '.join(names[:20])}"
+            + (" ...)" if len(names) > 20 else ")"),
+            kind="not-found",
+        )
+
+
+async def call_mounted(
+    servers: Servers,
+    configured: Mapping[str, Any],
+    exposure: Exposure,
+    server: str,
+    tool: str,
+    arguments: Mapping[str, Any],
+) -> types.CallToolResult:
+    """Call `tool` (its upstream name) on mounted server `server` and return its result as
+    the server gave it; refusals are `StepFailure`s, faults `UpstreamError`s."""
+    if server in servers.upstreams and exposure.reachable(server):
+        await servers.settled()  # a tool list still being read at start
+    check_query(servers, configured, exposure, server, tool)
+    return await servers.upstreams[server].call_tool(tool, dict(arguments))

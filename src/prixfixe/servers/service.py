@@ -1,0 +1,365 @@
+"""The mounted servers of one app: their connections, their tools in the registry, their
+catalogues on disk, and the task group their connections run in while prixfixe serves.
+
+How a lazily started server is searchable before it runs: its tool list is kept on disk
+(`catalogue.py`, keyed by a hash of its configuration) and registered when the app is built,
+so search, describe and even a `tools/list` that exposes its facet cost no process. A server
+with no list yet (first use of this configuration) is started in the background when serving
+starts, to read it (and then kept running, as if used: the start is paid already); a tool
+call waits for those reads (each bounded by its server's `timeout`), so a search made
+right after start sees every server. Starting at the first discovery call instead would make
+that search pay every server's start-up; reading lists only from disk would leave a new
+server unsearchable until something else started it.
+
+A denied facet's server is never started; its kept tools stay registered, so calling one
+says it is denied rather than unknown. Its resources, templates and prompts are not
+registered at all (nothing listed), and a read or subscription under its URI prefix is
+refused as not found, saying why.
+
+Resources, templates and prompts (`resources.py`, `prompts.py`) are kept and registered like
+tools, under the owner `server:NAME`: prixfixe lists and pages them as its own. Every URI
+under a server's prefix is read through it (`ResourceService.add_namespace`); the server is
+the notifier's `Watcher` for those URIs, so a subscription in either revision subscribes
+upstream, counted (one upstream subscription however many sessions), and the server's
+`resources/updated` goes to the notifier under the namespaced URI, which delivers it to
+exactly the sessions subscribed to it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import AsyncIterator, Iterable, Mapping
+from contextlib import asynccontextmanager
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.abc
+import mcp_types as types
+
+from prixfixe.config import LoadedConfig, ServerConfig
+from prixfixe.core.facets import Exposure
+from prixfixe.core.registry import Registry
+from prixfixe.declarations.resource import MOUNT_OWNER_PREFIX
+from prixfixe.declarations.tool import ToolContext
+from prixfixe.errors import (
+    ConfigError,
+    PromptError,
+    PromptRenderError,
+    RegistryError,
+    ResourceNotFoundError,
+    UpstreamError,
+)
+from prixfixe.servers import catalogue
+from prixfixe.servers.catalogue import Lists
+from prixfixe.servers.prompts import mounted_prompts
+from prixfixe.servers.resources import (
+    forwarding_reader,
+    mounted_resources,
+    mounted_uri,
+    prefix_of,
+    split_uri,
+)
+from prixfixe.servers.tools import mounted_tools
+from prixfixe.servers.upstream import Launch, Read, Upstream, UpstreamRefusal
+
+if TYPE_CHECKING:
+    from prixfixe.resources.notify import Notifier
+    from prixfixe.resources.service import ResourceService
+
+log = logging.getLogger("prixfixe.servers")
+
+#: The registry owner of a mounted server's tools, resources and prompts.
+OWNER_PREFIX = MOUNT_OWNER_PREFIX
+#: How a server says it has no such resource: -32002 before 2026-07-28, -32602 (with
+#: `data.uri`) from it on.
+NOT_FOUND_CODES = (-32002, -32602)
+
+
+def owner_of(name: str) -> str:
+    return OWNER_PREFIX + name
+
+
+def check_names(servers: Iterable[str], plugin_facets: Iterable[str], config: LoadedConfig) -> None:
+    """A server names its facet: it may not take a facet a plugin's tools are in (`core`
+    would list every one of its tools)."""
+    taken = set(plugin_facets)
+    for name in servers:
+        if name in taken:
+            raise ConfigError(
+                f"server name {name!r} is already a facet of prixfixe's tools; choose another "
+                f"name (taken: {', '.join(sorted(taken))})",
+                file=str(config.path) if config.path else None,
+                key=f"servers.{name}",
+            )
+
+
+class Servers:
+    def __init__(
+        self,
+        configs: Mapping[str, ServerConfig],
+        registry: Registry,
+        exposure: Exposure,
+        launch: Launch,
+        home: Path,
+    ) -> None:
+        self.registry = registry
+        self.exposure = exposure
+        self.home = home
+        self.upstreams = {
+            name: Upstream(name, config, launch, self._lists_read, self._updated)
+            for name, config in configs.items()
+            if config.enabled
+        }
+        self._known: dict[str, Lists] = {}
+        self._reading: dict[str, anyio.Event] = {}
+        self._serving = False
+        self._notifier: Notifier | None = None
+        self._watching: Counter[str] = Counter()  # namespaced URI -> its subscribers
+
+    def reachable(self, name: str) -> bool:
+        return self.exposure.reachable(name)
+
+    def _catalogue(self, upstream: Upstream) -> Path:
+        return catalogue.catalogue_path(self.home, upstream.name, upstream.config)
+
+    # -- lists into the registry ----------------------------------------------------------
+
+    def mount_catalogued(self) -> None:
+        """Register every server's kept lists (no process is started)."""
+        for upstream in self.upstreams.values():
+            lists = catalogue.load_lists(self._catalogue(upstream))
+            if lists is not None:
+                self._register(upstream, lists)
+
+    def serve_into(self, resources: ResourceService, notifier: Notifier) -> None:
+        """Serve every URI under each server's prefix through it, and hear who subscribes."""
+        for name in self.upstreams:
+            reader = forwarding_reader(name, owner_of(name), partial(self._read, name))
+            resources.add_namespace(prefix_of(name), reader)
+        notifier.watchers.append(self)
+        self._notifier = notifier
+
+    def _lists_read(self, upstream: Upstream, read: Read) -> None:
+        known = self._known.get(upstream.name)
+        lists = Lists(
+            tools=read.tools if read.tools is not None else known.tools if known else [],
+            resources=_pick(read.resources, known.resources if known else []),
+            templates=_pick(read.templates, known.templates if known else []),
+            prompts=_pick(read.prompts, known.prompts if known else []),
+        )
+        if self._register(upstream, lists):
+            catalogue.save(
+                self._catalogue(upstream),
+                lists.tools,
+                resources=lists.resources,
+                templates=lists.templates,
+                prompts=lists.prompts,
+            )
+
+    def _register(self, upstream: Upstream, lists: Lists) -> bool:
+        """Put `lists` in the registry as the server's whole lists; False if unchanged."""
+        name = upstream.name
+        known = self._known.get(name)
+        if known == lists:
+            return False
+        owner = owner_of(name)
+        if known is None or known.tools != lists.tools:
+            declared = mounted_tools(
+                name, lists.tools, lambda real, args, ctx: self._call(name, real, args, ctx)
+            )
+            self.registry.replace_plugin(owner, tools=declared)
+        # A denied server's resources and prompts are not registered: nothing lists them.
+        reachable = self.reachable(name)
+        if reachable and (
+            known is None
+            or (known.resources, known.templates) != (lists.resources, lists.templates)
+        ):
+            statics, families = mounted_resources(
+                name,
+                owner,
+                lists.resources,
+                lists.templates,
+                lambda uri: self._read(name, uri),
+                lambda t, v, value, chosen: self._complete(
+                    name, types.ResourceTemplateReference(uri=t), v, value, chosen
+                ),
+            )
+            self._replace(name, resources=statics, templates=families)
+        if reachable and (known is None or known.prompts != lists.prompts):
+            prompts = mounted_prompts(
+                name,
+                lists.prompts,
+                lambda real, args: self._get_prompt(name, real, args),
+                lambda real, a, value, chosen: self._complete(
+                    name, types.PromptReference(name=real), a, value, chosen
+                ),
+            )
+            self._replace(name, prompts=prompts)
+        self._known[name] = lists
+        return True
+
+    def _replace(self, name: str, **declared: Iterable[object]) -> None:
+        try:
+            self.registry.replace_plugin(owner_of(name), **declared)
+        except RegistryError as exc:  # a plugin took one of its names: keep what was there
+            log.warning("[%s] its %s are not mounted: %s", name, " and ".join(declared), exc)
+
+    def catalogued(self, name: str) -> list[types.Tool] | None:
+        """The server's tool list as last read (from it or from disk)."""
+        known = self._known.get(name)
+        return None if known is None else known.tools
+
+    def lists(self, name: str) -> Lists | None:
+        """Everything the server lists, as last read (from it or from disk)."""
+        return self._known.get(name)
+
+    # -- resources, prompts, completion ---------------------------------------------------
+
+    def _open(self, name: str, uri: str) -> Upstream:
+        if not self.reachable(name):
+            raise ResourceNotFoundError(
+                uri, f"the mounted server {name!r} is denied on this server ([mcp] deny)"
+            )
+        return self.upstreams[name]
+
+    async def _read(self, name: str, uri: str) -> types.ReadResourceResult:
+        mounted = mounted_uri(name, uri)
+        upstream = self._open(name, mounted)
+        try:
+            return await upstream.read_resource(uri)
+        except UpstreamRefusal as exc:
+            if exc.error.code in NOT_FOUND_CODES:
+                detail = f"the mounted server {name!r} has no such resource"
+                raise ResourceNotFoundError(mounted, f"{detail} ({exc.error.message})") from None
+            exc.data["uri"] = mounted
+            raise
+        except UpstreamError as exc:
+            exc.data["uri"] = mounted
+            raise
+
+    async def _get_prompt(
+        self, name: str, prompt: str, arguments: dict[str, str]
+    ) -> types.GetPromptResult:
+        if not self.reachable(name):
+            raise PromptError(f"the mounted server {name!r} is denied on this server", server=name)
+        try:
+            return await self.upstreams[name].get_prompt(prompt, arguments)
+        except UpstreamRefusal as exc:
+            if exc.error.code == -32602:  # the arguments: the client's to fix
+                raise PromptError(exc.message, server=name) from None
+            raise PromptRenderError(exc.message, server=name) from None
+        except UpstreamError as exc:
+            raise PromptRenderError(exc.message, server=name) from None
+
+    async def _complete(
+        self,
+        name: str,
+        ref: types.ResourceTemplateReference | types.PromptReference,
+        argument: str,
+        value: str,
+        chosen: Mapping[str, str],
+    ) -> types.Completion | None:
+        if not self.reachable(name):
+            return None
+        return await self.upstreams[name].complete(ref, argument, value, chosen)
+
+    # -- subscriptions (the notifier's `Watcher`) -------------------------------------------
+
+    async def watch(self, uri: str) -> None:
+        """One more subscriber to `uri`: the first subscribes the server to it (starting the
+        server if need be). A URI of no mounted server is not ours."""
+        found = split_uri(uri)
+        if found is None or found[0] not in self.upstreams:
+            return
+        name, real = found
+        upstream = self._open(name, uri)
+        self._watching[uri] += 1
+        if self._watching[uri] > 1:
+            return
+        try:
+            await upstream.watch(real)
+        except BaseException:
+            self._watching[uri] -= 1
+            if self._watching[uri] <= 0:
+                del self._watching[uri]
+            raise
+
+    def unwatch(self, uri: str) -> None:
+        if self._watching.get(uri, 0) <= 0:
+            return
+        self._watching[uri] -= 1
+        if self._watching[uri] == 0:
+            del self._watching[uri]
+            found = split_uri(uri)
+            if found is not None and found[0] in self.upstreams:
+                self.upstreams[found[0]].unwatch(found[1])
+
+    def _updated(self, upstream: Upstream, uri: str) -> None:
+        if self._notifier is not None:
+            self._notifier.changed(mounted_uri(upstream.name, uri))
+
+    # -- calls ----------------------------------------------------------------------------
+
+    async def _call(
+        self, name: str, tool: str, arguments: dict[str, Any], ctx: ToolContext
+    ) -> types.CallToolResult:
+        if not self.reachable(name):  # App.reachable refuses first; this is the second lock
+            raise UpstreamError(name, "is not reachable on this server (denied or narrowed)")
+        upstream = self.upstreams[name]
+        progress = ctx.progress if ctx.request is not None else None
+        return await upstream.call_tool(tool, arguments, progress)
+
+    async def settled(self) -> None:
+        """Wait until the tool lists being read at start are in (each bounded by its
+        server's timeout): a search right after start then sees every server."""
+        for name, event in list(self._reading.items()):
+            with anyio.move_on_after(self.upstreams[name].start_timeout + 1):
+                await event.wait()
+
+    # -- serving --------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Let servers run for the life of the block; stop every one at its end. Eager
+        servers start now, servers with no kept tool list are read once (see the module)."""
+        if self._serving:  # a nested server run shares the outer one's connections
+            yield
+            return
+        self._serving = True
+        try:
+            async with anyio.create_task_group() as tg:
+                for upstream in self.upstreams.values():
+                    upstream.attach(tg)
+                for upstream in self.upstreams.values():
+                    eager = upstream.config.start == "eager"
+                    if self.reachable(upstream.name) and (
+                        eager or upstream.name not in self._known
+                    ):
+                        self._reading[upstream.name] = anyio.Event()
+                        tg.start_soon(self._start, upstream)
+                try:
+                    yield
+                finally:
+                    for upstream in self.upstreams.values():
+                        upstream.stop("prixfixe stopped")
+                    tg.cancel_scope.cancel()
+        finally:
+            for upstream in self.upstreams.values():
+                upstream.detach()
+            self._reading.clear()
+            self._serving = False
+
+    async def _start(self, upstream: Upstream) -> None:
+        try:
+            await upstream.session()
+        except UpstreamError as exc:
+            log.warning("%s", exc.message)
+        finally:
+            self._reading[upstream.name].set()
+
+
+def _pick(read: list[Any] | None, known: list[Any]) -> list[Any]:
+    return known if read is None else read

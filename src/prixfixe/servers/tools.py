@@ -1,0 +1,68 @@
+"""A mounted server's tools as prixfixe `Tool` declarations, in the facet named after it.
+
+Each keeps the upstream's description, input and output schemas and annotations unchanged
+(raw JSON Schema, not re-generated); `readOnlyHint` decides `mutates` (MCP's default is
+"may write"), `destructiveHint` and `idempotentHint` carry over. The handler calls the
+upstream under its real name and returns its `CallToolResult` as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import mcp_types as types
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from prixfixe.declarations.tool import Tool, ToolContext
+from prixfixe.servers.naming import mounted_names
+
+#: Calls upstream tool `name` with `arguments` on behalf of a tool call's context.
+UpstreamCall = Callable[[str, dict[str, Any], ToolContext], Awaitable[types.CallToolResult]]
+
+
+def search_model(name: str, schema: dict[str, Any]) -> type[BaseModel]:
+    """A model naming the schema's top-level arguments with their descriptions: what search
+    reads of a tool's arguments. Arguments are checked against the schema itself."""
+    properties = schema.get("properties")
+    fields: dict[str, Any] = {}
+    if isinstance(properties, dict):
+        for i, (arg, spec) in enumerate(properties.items()):
+            description = spec.get("description") if isinstance(spec, dict) else None
+            text = description if isinstance(description, str) else None
+            fields[f"arg{i}"] = (Any, Field(default=None, alias=str(arg), description=text))
+    return create_model(f"{name}Arguments", __config__=ConfigDict(extra="allow"), **fields)
+
+
+def mounted_tool(server: str, name: str, tool: types.Tool, call: UpstreamCall) -> Tool:
+    real = tool.name
+    hints = tool.annotations
+    read_only = bool(hints and hints.read_only_hint)
+
+    async def handler(ctx: ToolContext, arguments: dict[str, Any]) -> types.CallToolResult:
+        return await call(real, arguments, ctx)
+
+    title = tool.title or (hints.title if hints and hints.title else None) or real
+    return Tool(
+        name=name,
+        title=title,
+        description=(tool.description or "").strip() or f"{real} (from the {server} server)",
+        input_model=search_model(name.replace(".", "_").replace("-", "_"), tool.input_schema),
+        handler=handler,
+        mutates=not read_only,
+        facet=server,
+        destructive=None if read_only or hints is None else hints.destructive_hint,
+        idempotent=None if read_only or hints is None else hints.idempotent_hint,
+        keywords=(server,),
+        usage=f"Runs {real!r} on the mounted MCP server {server!r}.",
+        input_schema=tool.input_schema,
+        output_schema=tool.output_schema,
+        annotations=hints,
+    )
+
+
+def mounted_tools(server: str, tools: list[types.Tool], call: UpstreamCall) -> list[Tool]:
+    """Every tool of `server` as a declaration named `server.tool` (see `naming.py`)."""
+    by_real = {t.name: t for t in tools}
+    names = mounted_names(server, by_real)
+    return [mounted_tool(server, name, by_real[real], call) for name, real in names.items()]
