@@ -6,11 +6,19 @@ import re
 import unicodedata
 from collections import Counter
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from prixfixe.search import tokenize
-from prixfixe.search.analysis import _CAMEL_RE, _CJK_RE, _split_cjk, stem, term_counts
+from prixfixe.search import analysis, tokenize
+from prixfixe.search.analysis import (
+    _CAMEL_RE,
+    _CJK_RE,
+    _split_cjk,
+    counts_of,
+    stem,
+    term_counts,
+)
 from prixfixe.search.vocabulary import STOP_WORDS
 
 _WORD_RE = re.compile(r"[^\W_]+")
@@ -52,3 +60,26 @@ def test_ascii_and_unicode_texts_split_the_same_way() -> None:
     assert tokenize("don't getHTTPServer utf8_v2.json") == tokenize(
         "don\u2019t getHTTPServer utf8_v2.json\u00a0"
     )
+
+
+@given(st.lists(TEXTS, max_size=5))
+def test_counts_of_several_texts_are_each_texts_term_counts(texts: list[str]) -> None:
+    assert counts_of(texts) == tuple(term_counts(text) for text in texts)
+
+
+def test_words_of_several_terms_are_counted_as_each_term_however_often_they_recur() -> None:
+    text = "getWeatherForecast weather getWeatherForecast 数据搜索 数据 the the HTTPServer"
+    assert term_counts(text) == dict(Counter(tokenize(text)))
+    assert term_counts(text)["weather"] == 3
+
+
+def test_a_full_word_cache_is_replaced_and_analysis_gives_the_same_terms(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = "Remind me: renewPassport on Friday, 数据搜索 twice, renewPassport"
+    expected = term_counts(text)
+    monkeypatch.setattr(analysis, "_CACHE_MAX", 3)
+    analysis.forget()
+    for _ in range(3):  # every call finds the cache full and starts a new one
+        assert term_counts(text) == expected
+        assert tokenize(text) == reference_tokenize(text)

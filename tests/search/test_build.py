@@ -58,14 +58,32 @@ def random_catalogue(seed: int) -> list[SearchDocument]:
     ]
 
 
+def built_postings(index: SearchIndex, terms: list[str]) -> dict[str, list[tuple[int, float]]]:
+    """The postings `index` gives for `terms`, each asked for once, in the order given."""
+    out: dict[str, list[tuple[int, float]]] = {}
+    for term in terms:
+        posting = index._posting(term)
+        assert posting is not None
+        out[term] = sorted(zip(*posting, strict=True))
+    return out
+
+
 def test_the_index_holds_the_postings_of_the_textbook_bm25f_loop() -> None:
     for seed in range(3):
         docs = random_catalogue(seed)
-        built = SearchIndex(docs)._postings
-        flat = {
-            term: [(int(p[i]), p[i + 1]) for i in range(0, len(p), 2)] for term, p in built.items()
-        }
-        assert flat == reference_postings(docs)
+        reference = reference_postings(docs)
+        terms = sorted(reference)
+        # Postings are made on first use: whatever the order they are asked for in.
+        random.Random(seed).shuffle(terms)
+        assert built_postings(SearchIndex(docs), terms) == reference
+
+
+def test_a_term_no_document_holds_has_no_posting_and_the_largest_idf() -> None:
+    index = SearchIndex(random_catalogue(1))
+    assert index._posting("zzzunknown") is None
+    assert index._term_idf("zzzunknown") > max(
+        index._term_idf(term) for term in reference_postings(random_catalogue(1))
+    )
 
 
 def test_an_index_of_analysed_documents_ranks_exactly_like_one_of_raw_documents() -> None:

@@ -21,6 +21,7 @@ from prixfixe.search.index import (
     SearchIndex,
     Tuning,
     analyze,
+    analyze_fields,
     embed_text,
 )
 from prixfixe.search.types import Embedder, SearchDocument, SearchHit, SearchResult
@@ -35,6 +36,7 @@ __all__ = [
     "SearchResult",
     "Tuning",
     "analyze",
+    "analyze_fields",
     "embed_text",
     "tokenize",
 ]

@@ -13,14 +13,12 @@ import re
 import threading
 import unicodedata
 from collections import _count_elements  # type: ignore[attr-defined]
-from functools import lru_cache
-from itertools import chain
+from collections.abc import Iterable
 
-import snowballstemmer
-
+from prixfixe.search.stemming import english_stemmer
 from prixfixe.search.vocabulary import STOP_WORDS, SYNONYM_GROUPS
 
-__all__ = ["forget", "stem", "synonyms", "term_counts", "tokenize"]
+__all__ = ["counts_of", "forget", "stem", "synonyms", "term_counts", "tokenize"]
 
 _CAMEL_RE = re.compile(
     r"(?<=[a-z])(?=[A-Z])"  # camelCase -> camel Case
@@ -36,22 +34,31 @@ _CJK_RUNS_RE = re.compile(f"[{_CJK}]+|[^{_CJK}]+")
 
 # Building a stemmer is costly, so there is one; it keeps its working state on the instance,
 # so calls are serialised (cheap: the cache in front answers almost every call).
-_STEMMER = snowballstemmer.stemmer("english")
+_STEMMER = english_stemmer()
 _STEMMER_LOCK = threading.Lock()
 
 
-@lru_cache(maxsize=65536)
+class _Stems(dict[str, str]):
+    """Lowercased word -> its stem, filled on first sight of a word."""
+
+    def __missing__(self, word: str) -> str:
+        # Snowball leaves a word shorter than three characters as it is (the algorithm's first
+        # rule), and a number has no suffix to remove; both are common in a catalogue (CJK
+        # bigrams, versions, numbered names).
+        if len(word) < 3 or word.isdigit():
+            stemmed = word
+        else:
+            with _STEMMER_LOCK:
+                stemmed = _STEMMER.stemWord(word)
+        if len(self) >= _CACHE_MAX:
+            self.clear()
+        self[word] = stemmed
+        return stemmed
+
+
 def stem(word: str) -> str:
     """The English Snowball stem of a lowercased word."""
-    # Snowball leaves a word shorter than three characters as it is (the algorithm's first
-    # rule), and a number has no suffix to remove; both are common in a catalogue (CJK
-    # bigrams, versions, numbered names) and the pure-Python stemmer is the slow part of
-    # analysing a new word.
-    if len(word) < 3 or word.isdigit():
-        return word
-    with _STEMMER_LOCK:
-        stemmed: str = _STEMMER.stemWord(word)
-    return stemmed
+    return _STEMS[word]
 
 
 def _split_cjk(word: str) -> list[str]:
@@ -65,16 +72,15 @@ def _split_cjk(word: str) -> list[str]:
     return out
 
 
-@lru_cache(maxsize=65536)
-def _term(word: str) -> str:
-    """The index term of one lowercased word; "" for a stop word."""
-    return "" if word in STOP_WORDS else stem(word)
-
-
-def _raw_terms(raw: str) -> tuple[str, ...]:
+def _raw_terms(raw: str) -> list[str]:
     """The index terms of one raw word (letters and digits as written, case kept)."""
-    if raw.islower() and raw.isalpha() and not _CJK_RE.search(raw):
-        parts = [raw]
+    if raw.isascii():
+        if raw.isdigit():  # a number is its own term (no stop word, nothing to stem)
+            return [raw]
+        if raw.islower() and raw.isalpha():
+            parts = [raw]
+        else:  # no CJK; lowercasing ASCII never adds a space, so it may come before the split
+            parts = _CAMEL_RE.sub(" ", raw).lower().split()
     else:
         parts = []
         for part in _CAMEL_RE.sub(" ", raw).split():
@@ -82,14 +88,50 @@ def _raw_terms(raw: str) -> tuple[str, ...]:
                 parts.extend(w.lower() for w in _split_cjk(part))
             else:
                 parts.append(part.lower())
-    return tuple(t for t in map(_term, parts) if t)
+    stems = _STEMS
+    return [stems[w] for w in parts if w not in STOP_WORDS]
 
 
-#: Raw word -> its index terms. A catalogue repeats its vocabulary, so most words of a new
-#: text are already here and cost one lookup; cleared when full rather than kept in LRU order
-#: (cheaper to look up, and refilling is only the misses' analysis).
-_RAW_TERMS: dict[str, tuple[str, ...]] = {}
-_RAW_TERMS_MAX = 1 << 18
+class _Terms(dict[str, str]):
+    """Raw word -> its index terms joined by spaces ("" for a stop word, "weather forecast" for
+    "WeatherForecast"), filled on first sight of a word.
+
+    A catalogue repeats its vocabulary, so most words of a new text are already here and cost
+    one lookup in C. One string per word, rather than a tuple of terms, lets a text's terms be
+    counted straight from the lookups (see :func:`term_counts`). Replaced by an empty one when
+    full rather than kept in LRU order (cheaper to look up, and refilling is only the misses'
+    analysis).
+    """
+
+    __slots__ = ("several",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: The values that hold several terms, kept with the words they came from so that a
+        #: count in progress elsewhere always sees the set that matches its lookups.
+        self.several: set[str] = set()
+
+    def __missing__(self, raw: str) -> str:
+        terms = " ".join(_raw_terms(raw))
+        self[raw] = terms
+        if " " in terms:
+            self.several.add(terms)
+        return terms
+
+
+_CACHE_MAX = 1 << 18
+_STEMS = _Stems()
+_TERMS = _Terms()
+
+
+def _terms() -> _Terms:
+    """The raw-word cache, a fresh one when the current one is full."""
+    global _TERMS
+    if len(_TERMS) > _CACHE_MAX:
+        _TERMS = _Terms()
+    return _TERMS
+
+
 #: ASCII text: every byte that is not a letter or digit becomes a space (apostrophes are
 #: deleted: "don't" -> "dont"), so ``split()`` gives what ``_WORD_RE`` finds, at C speed.
 _ASCII_SEPARATORS = bytes(c if c < 128 and chr(c).isalnum() else 32 for c in range(256))
@@ -103,46 +145,47 @@ def _raw_words(text: str) -> list[str]:
     return _WORD_RE.findall(text)
 
 
-def _learn(raws: list[str]) -> None:
-    """Put the raw words missing from the cache into it."""
-    cache = _RAW_TERMS
-    if len(cache) > _RAW_TERMS_MAX:
-        cache.clear()
-    for raw in raws:
-        if raw not in cache:
-            cache[raw] = _raw_terms(raw)
-
-
 def tokenize(text: str) -> list[str]:
     """Analyse ``text`` into index terms: split, lowercase, drop stop words, stem."""
-    raws = _raw_words(text)
-    cache = _RAW_TERMS
-    try:
-        return [t for raw in raws for t in cache[raw]]
-    except KeyError:
-        _learn(raws)
-        return [t for raw in raws for t in cache[raw]]
+    return " ".join(map(_terms().__getitem__, _raw_words(text))).split()
 
 
 def term_counts(text: str) -> dict[str, int]:
-    """How often each index term of ``text`` occurs: ``Counter(tokenize(text))``, counted in C
-    straight from the cache, since building an index analyses every text of a catalogue."""
-    raws = _raw_words(text)
-    counts: dict[str, int] = {}
-    try:
-        _count_elements(counts, chain.from_iterable(map(_RAW_TERMS.__getitem__, raws)))
-    except KeyError:
-        _learn(raws)
-        counts = {}
-        _count_elements(counts, chain.from_iterable(map(_RAW_TERMS.__getitem__, raws)))
-    return counts
+    """How often each index term of ``text`` occurs: ``Counter(tokenize(text))``."""
+    return counts_of((text,))[0]
+
+
+def counts_of(texts: Iterable[str]) -> tuple[dict[str, int], ...]:
+    """:func:`term_counts` of each text, counted in C straight from the cache (building an
+    index analyses every text of a catalogue, several a document)."""
+    cache = _terms()
+    lookup = cache.__getitem__
+    several = cache.several
+    out = []
+    for text in texts:
+        counts: dict[str, int] = {}
+        if text:
+            if text.isascii():
+                raws = text.encode("ascii").translate(_ASCII_SEPARATORS, b"'").decode().split()
+            else:
+                raws = _raw_words(text)
+            _count_elements(counts, map(lookup, raws))
+            # Most words give one term; the rest ("" for stop words, several terms joined by
+            # spaces) are mended here, found by set operations in C.
+            counts.pop("", None)
+            if not several.isdisjoint(counts):
+                for key in several.intersection(counts):
+                    n = counts.pop(key)
+                    _count_elements(counts, key.split() * n)
+        out.append(counts)
+    return tuple(out)
 
 
 def forget() -> None:
     """Empty the analyser's word caches (benchmarks measure a fresh process this way)."""
-    _RAW_TERMS.clear()
-    _term.cache_clear()
-    stem.cache_clear()
+    global _TERMS
+    _TERMS = _Terms()
+    _STEMS.clear()
 
 
 def _synonym_map() -> dict[str, frozenset[str]]:

@@ -16,13 +16,13 @@ from __future__ import annotations
 import heapq
 import math
 import re
-from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, cast
+from itertools import chain
+from typing import TYPE_CHECKING
 
-from prixfixe.search.analysis import _CAMEL_RE, synonyms, term_counts, tokenize
+from prixfixe.search.analysis import _CAMEL_RE, counts_of, synonyms, tokenize
 from prixfixe.search.types import Embedder, SearchDocument, SearchHit, SearchResult
 
 if TYPE_CHECKING:
@@ -34,6 +34,7 @@ __all__ = [
     "SearchIndex",
     "Tuning",
     "analyze",
+    "analyze_fields",
     "embed_text",
 ]
 
@@ -129,23 +130,44 @@ _NAME_SEPARATORS = re.compile(r"[_.\-/]+")
 
 
 def analyze(doc: SearchDocument) -> AnalyzedDocument:
-    """Analyse one document into its per-field term counts."""
-    # Spelled out rather than looped: a catalogue's build analyses every document, and most
-    # have no keywords or examples.
-    params, keywords, examples = doc.params, doc.keywords, doc.examples
-    counts = (
-        term_counts(doc.name),
-        term_counts(doc.description) if doc.description else {},
-        term_counts(" ".join([f"{name} {desc}" for name, desc in params])) if params else {},
-        term_counts(" ".join(keywords)) if keywords else {},
-        term_counts(" ".join(examples)) if examples else {},
+    """Analyse one document into its per-field term counts, keeping the document (an index
+    with an embedder embeds it)."""
+    return analyze_fields(
+        doc.name, doc.description, doc.params, doc.keywords, doc.examples, source=doc
+    )
+
+
+def analyze_fields(
+    name: str,
+    description: str = "",
+    params: Sequence[tuple[str, str]] = (),
+    keywords: Sequence[str] = (),
+    examples: Sequence[str] = (),
+    *,
+    source: SearchDocument | None = None,
+) -> AnalyzedDocument:
+    """:func:`analyze` of the document these fields make, without making it: a catalogue
+    that never embeds its documents need not build them (``source`` stays None)."""
+    counts = counts_of(
+        (
+            name,
+            description,
+            " ".join(chain.from_iterable(params)) if params else "",
+            " ".join(keywords),
+            " ".join(examples),
+        )
     )
     return AnalyzedDocument(
-        name=doc.name,
+        name=name,
         counts=counts,
         lengths=tuple(map(sum, map(dict.values, counts))),
-        source=doc,
+        source=source,
     )
+
+
+#: One field of an index: each document's weight of one occurrence, each document's term
+#: counts, and which documents hold each term (one as a bare int, several as a list).
+_Field = tuple[list[float], list[dict[str, int]], dict[str, int | list[int]]]
 
 
 def _idf(df: int, n_docs: int) -> float:
@@ -180,43 +202,77 @@ class SearchIndex:
         for d in analysed:
             for f, length in enumerate(d.lengths):
                 totals[f] += length
-        # Per field, the weight a single occurrence adds at the average length; a field no
-        # document uses (or weighted 0) is skipped.
-        active = [
-            (f, weight, b, totals[f] / n_docs)
-            for f, (weight, b) in enumerate(fields)
-            if weight > 0 and totals[f]
-        ]
 
-        # postings[term] = [doc, saturated pseudo-frequency in [0, 1), doc, ...], flat: ints
-        # and floats are not tracked by the garbage collector, so a big build does not set off
-        # collections the way (doc, value) tuples do. Saturation does not depend on the query,
-        # so it is done once, here, after the fields are combined.
-        k1 = tuning.k1
-        postings: defaultdict[str, list[int | float]] = defaultdict(list)
-        for doc_id, d in enumerate(analysed):
-            pseudo_tf: dict[str, float] | None = None
-            for f, weight, b, avg in active:
-                length = d.lengths[f]
-                if not length:
-                    continue
-                unit = weight / (1.0 - b + b * length / avg)
-                if pseudo_tf is None:
-                    pseudo_tf = {term: unit * count for term, count in d.counts[f].items()}
-                else:
-                    get = pseudo_tf.get
-                    for term, count in d.counts[f].items():
-                        pseudo_tf[term] = get(term, 0.0) + unit * count
-            if pseudo_tf:
-                for term, tf in pseudo_tf.items():
-                    entry = postings[term]
-                    entry.append(doc_id)
-                    entry.append(tf / (k1 + tf))
-
-        self._postings: dict[str, list[int | float]] = dict(postings)
-        self._idf: dict[str, float] = {t: _idf(len(p) // 2, n_docs) for t, p in postings.items()}
+        # Per field in use (weighted, and some document has words in it): each document's
+        # weight of one occurrence (BM25F length normalisation against the field's average
+        # length), its term counts, and which documents hold each term. Only this inversion
+        # is done for every term; combining the fields into saturated pseudo-frequencies is
+        # left to the first query that needs a term (:meth:`_posting`), since a query reads a
+        # handful of the catalogue's terms and a rebuilt catalogue may see no query at all.
+        self._fields: list[_Field] = []
+        for f, (weight, b) in enumerate(fields):
+            if weight <= 0 or not totals[f]:
+                continue
+            avg = totals[f] / n_docs
+            lengths = [d.lengths[f] for d in analysed]
+            units = [weight / (1.0 - b + b * n / avg) if n else 0.0 for n in lengths]
+            counts = [d.counts[f] for d in analysed]
+            # A term most documents lack is held by one document: that one is kept as a bare
+            # int rather than a list (ints are not tracked by the garbage collector, lists are,
+            # and a big catalogue has thousands of such terms).
+            holders: dict[str, int | list[int]] = {}
+            held_by = holders.get
+            for doc_id, field_counts in enumerate(counts):
+                for term in field_counts:
+                    held = held_by(term)
+                    if held.__class__ is list:
+                        held.append(doc_id)
+                    elif held is None:
+                        holders[term] = doc_id
+                    else:
+                        holders[term] = [held, doc_id]  # type: ignore[list-item]
+            self._fields.append((units, counts, holders))
+        self._n_docs = n_docs
         self._unseen_idf = _idf(0, n_docs)
-        self._sorted_terms: list[str] | None = None
+        #: term -> (documents, saturated pseudo-frequencies in [0, 1)), filled on first use.
+        self._postings: dict[str, tuple[list[int], list[float]] | None] = {}
+        self._idf: dict[str, float] = {}
+        #: Indexed terms by their first ``min_prefix`` letters, for prefix matches.
+        self._prefix_groups: dict[str, list[str]] | None = None
+
+    def _posting(self, term: str) -> tuple[list[int], list[float]] | None:
+        """The documents holding ``term`` and its saturated BM25F pseudo-frequency in each
+        (fields' occurrences length-normalised, weighted and summed, then saturated once);
+        None when no document holds it."""
+        try:
+            return self._postings[term]
+        except KeyError:
+            pass
+        pseudo_tf: dict[int, float] = {}
+        get = pseudo_tf.get
+        for units, counts, holders in self._fields:
+            held = holders.get(term)
+            if held is None:
+                continue
+            if isinstance(held, int):
+                pseudo_tf[held] = get(held, 0.0) + units[held] * counts[held][term]
+            else:
+                for doc_id in held:
+                    pseudo_tf[doc_id] = get(doc_id, 0.0) + units[doc_id] * counts[doc_id][term]
+        found: tuple[list[int], list[float]] | None = None
+        if pseudo_tf:
+            k1 = self.tuning.k1
+            found = (list(pseudo_tf), [tf / (k1 + tf) for tf in pseudo_tf.values()])
+            self._idf[term] = _idf(len(pseudo_tf), self._n_docs)
+        self._postings[term] = found
+        return found
+
+    def _holds(self, term: str) -> bool:
+        """Whether some document has ``term`` in a field that counts."""
+        return any(term in holders for _, _, holders in self._fields)
+
+    def _term_idf(self, term: str) -> float:
+        return self._idf[term] if self._posting(term) else self._unseen_idf
 
     def __len__(self) -> int:
         return len(self._names)
@@ -232,22 +288,23 @@ class SearchIndex:
         min_prefix = self.tuning.min_prefix
         if len(term) < min_prefix:
             return []
-        if self._sorted_terms is None:
-            # Sorted on first use: most indexes of a rebuilt catalogue never see a query.
-            self._sorted_terms = sorted(self._postings)
-        terms = self._sorted_terms
+        if self._prefix_groups is None:
+            # Grouped on first use, in one pass: most indexes of a rebuilt catalogue never
+            # see a query.
+            groups: defaultdict[str, list[str]] = defaultdict(list)
+            for indexed in set().union(*(holders for _, _, holders in self._fields)):
+                if len(indexed) >= min_prefix:
+                    groups[indexed[:min_prefix]].append(indexed)
+            self._prefix_groups = dict(groups)
+        group = self._prefix_groups.get(term[:min_prefix], ())
         found: list[str] = []
-        head = term[:min_prefix]
-        i = bisect_left(terms, head)
-        while i < len(terms) and terms[i].startswith(head):
-            cand = terms[i]
+        for cand in group:
             shortest = min(len(cand), len(term))
             shared = min_prefix
             while shared < shortest and cand[shared] == term[shared]:
                 shared += 1
             if cand != term and shared >= shortest - 1:
                 found.append(cand)
-            i += 1
         return found
 
     def _match(self, term: str) -> dict[int, float]:
@@ -255,11 +312,16 @@ class SearchIndex:
         best: dict[int, float] = {}
 
         def offer(indexed: str, discount: float) -> None:
+            posting = self._posting(indexed)
+            if posting is None:
+                return
             weight = self._idf[indexed] * discount
+            docs, saturated = posting
+            if not best:  # nothing to compare with: every document takes this evidence
+                best.update(zip(docs, map(weight.__mul__, saturated), strict=True))
+                return
             get = best.get
-            flat = iter(self._postings[indexed])
-            pairs = cast("Iterator[tuple[int, float]]", zip(flat, flat, strict=False))
-            for doc_id, sat in pairs:
+            for doc_id, sat in zip(docs, saturated, strict=True):
                 value = weight * sat
                 if value > get(doc_id, 0.0):
                     best[doc_id] = value
@@ -270,10 +332,8 @@ class SearchIndex:
                 offer(cand, tuning.prefix_discount)
         if tuning.synonym_discount > 0:
             for syn in synonyms(term):
-                if syn in self._postings:
-                    offer(syn, tuning.synonym_discount)
-        if term in self._postings:
-            offer(term, 1.0)
+                offer(syn, tuning.synonym_discount)
+        offer(term, 1.0)
         return best
 
     def search(self, query: str, limit: int = 5) -> SearchResult:
@@ -286,7 +346,7 @@ class SearchIndex:
         for term in tokenize(query):
             # A bare number counts only when some document uses it ("ipv6", "batch 417"); an
             # unknown one ("in 3 days") is a quantity, not evidence against every document.
-            if term.isdigit() and term not in self._idf:
+            if term.isdigit() and not self._holds(term):
                 continue
             counts[term] = counts.get(term, 0) + 1
         if not counts or limit <= 0:
@@ -294,23 +354,30 @@ class SearchIndex:
 
         tuning = self.tuning
         k3 = tuning.k3
+        power = tuning.coverage_power
         scores: dict[int, float] = {}
         covered: dict[int, float] = {}
         query_idf = 0.0
         for term, qtf in counts.items():
             q_weight = (k3 + 1.0) * qtf / (k3 + qtf)
-            term_mass = q_weight * self._idf.get(term, self._unseen_idf)
+            term_mass = q_weight * self._term_idf(term)
             query_idf += term_mass
-            for doc_id, evidence in self._match(term).items():
-                scores[doc_id] = scores.get(doc_id, 0.0) + q_weight * evidence
-                covered[doc_id] = covered.get(doc_id, 0.0) + term_mass
+            matched = self._match(term)
+            if not scores:  # the first matched term: nothing to add to
+                scores.update(zip(matched, map(q_weight.__mul__, matched.values()), strict=True))
+            else:
+                get = scores.get
+                for doc_id, evidence in matched.items():
+                    scores[doc_id] = get(doc_id, 0.0) + q_weight * evidence
+            if power > 0:  # coverage is read only by the coverage multiplier
+                for doc_id in matched:
+                    covered[doc_id] = covered.get(doc_id, 0.0) + term_mass
         evidence_needed = min(query_idf, tuning.evidence_cap * self._unseen_idf)
         if self._dense is not None:
             return self._fused(query, scores, evidence_needed, limit)
         if not scores:
             return SearchResult(hits=[], good_match=False)
 
-        power = tuning.coverage_power
         if power > 0:
             ranking = {d: s * (covered[d] / query_idf) ** power for d, s in scores.items()}
         else:

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import mcp_types as types
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict
 
 from prixfixe.declarations.tool import Tool, ToolContext
 from prixfixe.servers.naming import mounted_names
@@ -21,17 +21,11 @@ from prixfixe.servers.naming import mounted_names
 UpstreamCall = Callable[[str, dict[str, Any], ToolContext], Awaitable[types.CallToolResult]]
 
 
-def search_model(name: str, schema: dict[str, Any]) -> type[BaseModel]:
-    """A model naming the schema's top-level arguments with their descriptions: what search
-    reads of a tool's arguments. Arguments are checked against the schema itself."""
-    properties = schema.get("properties")
-    fields: dict[str, Any] = {}
-    if isinstance(properties, dict):
-        for i, (arg, spec) in enumerate(properties.items()):
-            description = spec.get("description") if isinstance(spec, dict) else None
-            text = description if isinstance(description, str) else None
-            fields[f"arg{i}"] = (Any, Field(default=None, alias=str(arg), description=text))
-    return create_model(f"{name}Arguments", __config__=ConfigDict(extra="allow"), **fields)
+class RawArguments(BaseModel):
+    """The input model of every mounted tool: its arguments are checked against the server's
+    own schema (`Tool.input_schema`), and search reads their names from that schema too."""
+
+    model_config = ConfigDict(extra="allow")
 
 
 def mounted_tool(server: str, name: str, tool: types.Tool, call: UpstreamCall) -> Tool:
@@ -47,7 +41,7 @@ def mounted_tool(server: str, name: str, tool: types.Tool, call: UpstreamCall) -
         name=name,
         title=title,
         description=(tool.description or "").strip() or f"{real} (from the {server} server)",
-        input_model=search_model(name.replace(".", "_").replace("-", "_"), tool.input_schema),
+        input_model=RawArguments,
         handler=handler,
         mutates=not read_only,
         facet=server,

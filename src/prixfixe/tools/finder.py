@@ -11,15 +11,21 @@ tools that changed."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel
-
-from prixfixe.declarations.tool import TOOLS, RegisteredTool
+from prixfixe.declarations.tool import TOOLS, RegisteredTool, Tool
 from prixfixe.errors import PrixfixeError
-from prixfixe.search import AnalyzedDocument, Embedder, SearchDocument, SearchIndex, analyze
+from prixfixe.search import (
+    AnalyzedDocument,
+    Embedder,
+    SearchDocument,
+    SearchIndex,
+    analyze,
+    analyze_fields,
+)
 
 if TYPE_CHECKING:
     from prixfixe.config import ConfigModel
@@ -47,12 +53,24 @@ class FindOutcome:
     confidence: float = 0.0
 
 
-def _params(model: type[BaseModel]) -> tuple[tuple[str, str], ...]:
-    """Input names and descriptions, read from the model's fields: generating the JSON
-    Schema of every tool only to read these would dominate building the index."""
+def _params(tool: Tool) -> tuple[tuple[str, str], ...]:
+    """Input names and descriptions: a raw schema's top-level properties (a mounted server's
+    tool), else the model's fields (generating the JSON Schema of every tool only to read these
+    would dominate building the index)."""
+    if tool.input_schema is not None:
+        properties = tool.input_schema.get("properties")
+        if not isinstance(properties, Mapping):
+            return ()
+        return tuple((str(name), _description(spec)) for name, spec in properties.items())
+    model = tool.input_model
     return tuple(
         (info.alias or name, info.description or "") for name, info in model.model_fields.items()
     )
+
+
+def _description(spec: object) -> str:
+    text = spec.get("description") if isinstance(spec, Mapping) else None
+    return text if isinstance(text, str) else ""
 
 
 def document(entry: RegisteredTool, registry: Registry | None = None) -> SearchDocument:
@@ -63,7 +81,7 @@ def document(entry: RegisteredTool, registry: Registry | None = None) -> SearchD
     return SearchDocument(
         name=tool.name,
         description=tool.description,
-        params=_params(tool.input_model),
+        params=_params(tool),
         keywords=tool.keywords + drawn,
         examples=tool.examples,
     )
@@ -130,6 +148,19 @@ class Finder:
             vector_cache=VectorCache(home / VECTOR_CACHE),
         )
 
+    def _analyze(self, entry: RegisteredTool) -> AnalyzedDocument:
+        if self._embedder is not None:  # it embeds the document: keep it
+            return analyze(document(entry, self._registry))
+        tool = entry.tool
+        drawn = tuple(tool.search_words(self._registry)) if tool.search_words else ()
+        return analyze_fields(
+            tool.name,
+            tool.description,
+            _params(tool),
+            tool.keywords + drawn,
+            tool.examples,
+        )
+
     def _refresh_analysis(self) -> None:
         """Re-analyse the plugins whose tools changed since the last build, no others."""
         version = self._registry.version
@@ -141,7 +172,7 @@ class Finder:
             # A tool that draws words from the registry may change with another plugin.
             draws = any(e.tool.search_words for e in entries)
             if known is None or draws or not known.holds(entries):
-                docs = tuple(analyze(document(e, self._registry)) for e in entries)
+                docs = tuple(map(self._analyze, entries))
                 known = _Analysed(entries, docs)
             fresh[owner] = known
         self._analysed = fresh
@@ -152,13 +183,19 @@ class Finder:
         built = self._indexes.get(facet)
         if built is None or built.version != version:
             self._refresh_analysis()
-            reachable = self._exposure.reachable
+            # Asked once a facet rather than once a tool: a catalogue has few facets.
+            searched: dict[str, bool] = {}
             entries: dict[str, RegisteredTool] = {}
             docs: list[AnalyzedDocument] = []
             for analysed in self._analysed.values():
                 for entry, doc in zip(analysed.entries, analysed.docs, strict=True):
                     tool_facet = entry.tool.facet
-                    if reachable(tool_facet) and (facet is None or tool_facet == facet):
+                    keep = searched.get(tool_facet)
+                    if keep is None:
+                        keep = searched[tool_facet] = self._exposure.reachable(tool_facet) and (
+                            facet is None or tool_facet == facet
+                        )
+                    if keep:
                         entries[entry.name] = entry
                         docs.append(doc)
             index = SearchIndex(docs, embedder=self._embedder, vector_cache=self._vector_cache)
