@@ -133,6 +133,13 @@ def environment() -> dict[str, Any]:
     return {"env": dict(os.environ), "cwd": os.getcwd(), "pid": os.getpid()}
 
 
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+async def chatty(ctx: Context, words: str) -> str:
+    """Log `words` to the client at info, then answer."""
+    await ctx.info(f"heard: {words}")
+    return "said"
+
+
 @server.tool()
 async def announce(ctx: Context) -> str:
     """Re-read the extra tool names and tell the client the tool list changed."""

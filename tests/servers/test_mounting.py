@@ -177,3 +177,24 @@ async def test_a_listed_mounted_facet_is_in_tools_list(mounted: Mounted) -> None
         echoed = await client.call_tool("fix.echo", {"text": "direct"})
     assert "fix.echo" in listed
     assert text_of(echoed) == "direct"
+
+
+async def test_a_mounted_servers_log_messages_during_a_call_reach_the_calling_client(
+    mounted: Mounted, revision: str
+) -> None:
+    heard: list[types.LoggingMessageNotificationParams] = []
+
+    async def hear(params: types.LoggingMessageNotificationParams) -> None:
+        heard.append(params)
+
+    app = mounted()
+    async with Client(
+        build_server(app), mode=revision, logging_callback=hear, log_level="info"
+    ) as client:
+        if revision == "legacy":
+            await client.set_logging_level("info")
+        called = await client.call_tool(
+            "tool_invoke", {"name": "fix.chatty", "arguments": {"words": "hello there"}}
+        )
+    assert called.is_error is False
+    assert [(p.level, p.data, p.logger) for p in heard] == [("info", "heard: hello there", "fix")]

@@ -309,8 +309,9 @@ class Servers:
         if not self.reachable(name):  # App.reachable refuses first; this is the second lock
             raise UpstreamError(name, "is not reachable on this server (denied or narrowed)")
         upstream = self.upstreams[name]
-        progress = ctx.progress if ctx.request is not None else None
-        return await upstream.call_tool(tool, arguments, progress)
+        if ctx.request is None:
+            return await upstream.call_tool(tool, arguments)
+        return await upstream.call_tool(tool, arguments, ctx.progress, ctx.log)
 
     async def settled(self) -> None:
         """Wait until the tool lists being read at start are in (each bounded by its

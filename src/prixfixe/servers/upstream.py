@@ -100,6 +100,10 @@ class Launch:
     base_dir: Path
 
 
+#: Told a server's log message: (level, data, logger), the logger named after the server.
+LogListener = Callable[[Any, Any, str], Awaitable[None]]
+
+
 class Upstream:
     """One configured server and, while it runs, its client session."""
 
@@ -129,6 +133,9 @@ class Upstream:
         self._session: ClientSession | None = None
         self._ending: Ending | None = None
         self._relists: anyio.abc.TaskGroup | None = None
+        #: The callers of the calls in flight, told the server's log messages (a server's log
+        #: notification names no request, so each caller waiting on it hears it).
+        self._listeners: set[LogListener] = set()
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -245,9 +252,7 @@ class Upstream:
         assert config.url is not None
         launch.net.check(config.url)
         headers = {k: v.reveal() for k, v in (await self._resolve(config.headers)).items()}
-        client = await stack.enter_async_context(
-            launch.net.client(headers=headers)
-        )
+        client = await stack.enter_async_context(launch.net.client(headers=headers))
         read, write = await stack.enter_async_context(
             streamable_http_client(config.url, http_client=client)
         )
@@ -340,6 +345,9 @@ class Upstream:
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
         log.info("[%s] %s: %s", self.name, params.level, params.data)
+        logger = self.name if params.logger is None else f"{self.name}/{params.logger}"
+        for listener in list(self._listeners):
+            await listener(params.level, params.data, logger)
 
     # -- calling ----------------------------------------------------------------------------
 
@@ -380,17 +388,27 @@ class Upstream:
             raise UpstreamError(self.name, f"{what}: {exc}") from None
 
     async def call_tool(
-        self, tool: str, arguments: dict[str, Any], progress: ProgressFnT | None = None
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        progress: ProgressFnT | None = None,
+        log_to: LogListener | None = None,
     ) -> types.CallToolResult:
-        """Call `tool` and return its result unchanged; an `UpstreamError` for every fault."""
+        """Call `tool` and return its result unchanged; an `UpstreamError` for every fault.
+        The server's progress goes to `progress`, its log messages meanwhile to `log_to`."""
         session = await self.session()
-        with self._faults(repr(tool)):
-            result = await session.call_tool(
-                tool,
-                arguments,
-                read_timeout_seconds=self.config.timeout,
-                progress_callback=progress,
-            )
+        if log_to is not None:
+            self._listeners.add(log_to)
+        try:
+            with self._faults(repr(tool)):
+                result = await session.call_tool(
+                    tool,
+                    arguments,
+                    read_timeout_seconds=self.config.timeout,
+                    progress_callback=progress,
+                )
+        finally:
+            self._listeners.discard(log_to)
         if not isinstance(result, types.CallToolResult):
             raise UpstreamError(self.name, f"{tool!r} answered with a result of another kind")
         self.backoff.succeeded()
