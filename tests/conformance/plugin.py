@@ -323,6 +323,38 @@ async def logging_tool(ctx: ToolContext, args: NoArguments) -> str:
     return "logged"
 
 
+#: The suite's `json-schema-2020-12` scenario (SEP-1613, SEP-2106): a tool whose input schema
+#: keeps `$schema`, `$defs` with `$anchor`, `additionalProperties`, `allOf`/`anyOf` and
+#: `if`/`then`/`else` exactly as declared in the listing.
+JSON_SCHEMA_2020_12: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {
+        "address": {
+            "$anchor": "addressDef",
+            "type": "object",
+            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+        }
+    },
+    "properties": {
+        "name": {"type": "string"},
+        "address": {"$ref": "#/$defs/address"},
+        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+        "phone": {"type": "string"},
+        "email": {"type": "string"},
+    },
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
+    "additionalProperties": False,
+}
+
+
+async def json_schema_tool(ctx: ToolContext, args: dict[str, Any]) -> str:
+    return f"contact {args.get('name', 'unnamed')} by {args.get('contactMethod', 'email')}"
+
+
 # -- declarations -----------------------------------------------------------------------------
 
 
@@ -410,6 +442,16 @@ TOOLS: tuple[Tool, ...] = (
         streaming_elicitation,
     ),
     _tool("test_logging_tool", "Logs at info and debug.", logging_tool),
+    Tool(
+        name="json_schema_2020_12_tool",
+        title="JSON Schema 2020-12",
+        description="Takes a contact whose input schema uses 2020-12 keywords.",
+        input_model=NoArguments,  # not read: the raw schema is the tool's
+        handler=json_schema_tool,
+        mutates=False,
+        facet=FACET,
+        input_schema=JSON_SCHEMA_2020_12,
+    ),
 )
 
 

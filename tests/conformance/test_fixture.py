@@ -57,6 +57,25 @@ async def test_simple_text_and_error_tools_answer_exactly(
     assert error.content[0].text == plugin.ERROR_TEXT  # type: ignore[union-attr]
 
 
+async def test_a_2020_12_input_schema_is_listed_unchanged_and_checks_calls(
+    make_app: AppFactory, revision: str
+) -> None:
+    app = make_app(plugins=[plugin], env={"PRIXFIXE_EXPOSE": "core,conformance"})
+    async with _client(app, revision) as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        fine = await client.call_tool(
+            "json_schema_2020_12_tool", {"name": "Ada", "contactMethod": "phone", "phone": "1"}
+        )
+        refused = await client.call_tool(
+            "json_schema_2020_12_tool", {"name": "Ada", "contactMethod": "phone"}
+        )
+    assert listed["json_schema_2020_12_tool"].input_schema == plugin.JSON_SCHEMA_2020_12
+    assert fine.is_error is False
+    assert fine.content == [types.TextContent(type="text", text="contact Ada by phone")]
+    assert refused.is_error is True  # `then` requires phone: checked in the schema's dialect
+    assert "phone" in refused.content[0].text  # type: ignore[union-attr]
+
+
 async def test_content_tools_return_images_audio_and_resources(
     make_app: AppFactory, revision: str
 ) -> None:
