@@ -3,6 +3,7 @@ changes, re-analyses that plugin only, ranking exactly as a finder built afresh.
 
 from __future__ import annotations
 
+import pytest
 from pydantic import BaseModel, Field
 
 from prixfixe.core.facets import Exposure
@@ -129,3 +130,29 @@ def test_a_tool_with_a_raw_schema_is_found_by_its_arguments_names_and_descriptio
     for query in ("latitude", "degrees north of the equator"):
         assert finder.find(query, limit=3).found[0].entry.name == "gis.lookup"
     assert not any(f.entry.name == "gis.lookup" for f in finder.find("iso date and time").found)
+
+
+def test_the_garbage_collector_runs_again_after_a_build_even_a_failed_one() -> None:
+    import gc
+
+    finder = Finder(registry_of(PLUGINS), EXPOSURE)
+    paused: list[bool] = []
+    build = finder._build
+
+    def watched(facet: str | None, version: int) -> object:
+        paused.append(gc.isenabled())
+        return build(facet, version)
+
+    finder._build = watched  # type: ignore[method-assign]
+    finder.find("convert a file")
+    assert paused == [False]  # the build ran with the cyclic collector paused
+    assert gc.isenabled()
+
+    def broken(facet: str | None, version: int) -> object:
+        raise RuntimeError("the build failed")
+
+    finder._build = broken  # type: ignore[method-assign]
+    finder._registry.add_tools(REMINDERS, owner="reminders")
+    with pytest.raises(RuntimeError, match="the build failed"):
+        finder.find("convert a file")
+    assert gc.isenabled()

@@ -11,7 +11,9 @@ tools that changed."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import gc
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -71,6 +73,21 @@ def _params(tool: Tool) -> tuple[tuple[str, str], ...]:
 def _description(spec: object) -> str:
     text = spec.get("description") if isinstance(spec, Mapping) else None
     return text if isinstance(text, str) else ""
+
+
+@contextmanager
+def _cyclic_gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while an index is built: the build allocates many
+    small objects without cycles (tuples, dicts, strings) that its passes walk to free nothing,
+    and at 10,000 tools a full pass lands inside the build."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def document(entry: RegisteredTool, registry: Registry | None = None) -> SearchDocument:
@@ -182,26 +199,31 @@ class Finder:
         version = self._registry.version
         built = self._indexes.get(facet)
         if built is None or built.version != version:
-            self._refresh_analysis()
-            # Asked once a facet rather than once a tool: a catalogue has few facets.
-            searched: dict[str, bool] = {}
-            entries: dict[str, RegisteredTool] = {}
-            docs: list[AnalyzedDocument] = []
-            for analysed in self._analysed.values():
-                for entry, doc in zip(analysed.entries, analysed.docs, strict=True):
-                    tool_facet = entry.tool.facet
-                    keep = searched.get(tool_facet)
-                    if keep is None:
-                        keep = searched[tool_facet] = self._exposure.reachable(tool_facet) and (
-                            facet is None or tool_facet == facet
-                        )
-                    if keep:
-                        entries[entry.name] = entry
-                        docs.append(doc)
-            index = SearchIndex(docs, embedder=self._embedder, vector_cache=self._vector_cache)
-            built = _Built(version, index, entries)
+            with _cyclic_gc_paused():
+                built = self._build(facet, version)
             self._indexes[facet] = built
         return built
+
+    def _build(self, facet: str | None, version: int) -> _Built:
+        """The index of `facet` (None: every reachable facet) at registry `version`."""
+        self._refresh_analysis()
+        # Asked once a facet rather than once a tool: a catalogue has few facets.
+        searched: dict[str, bool] = {}
+        entries: dict[str, RegisteredTool] = {}
+        docs: list[AnalyzedDocument] = []
+        for analysed in self._analysed.values():
+            for entry, doc in zip(analysed.entries, analysed.docs, strict=True):
+                tool_facet = entry.tool.facet
+                keep = searched.get(tool_facet)
+                if keep is None:
+                    keep = searched[tool_facet] = self._exposure.reachable(tool_facet) and (
+                        facet is None or tool_facet == facet
+                    )
+                if keep:
+                    entries[entry.name] = entry
+                    docs.append(doc)
+        index = SearchIndex(docs, embedder=self._embedder, vector_cache=self._vector_cache)
+        return _Built(version, index, entries)
 
     def find(self, query: str, limit: int = 5, facet: str | None = None) -> FindOutcome:
         if facet is not None:
