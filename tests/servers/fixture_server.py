@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -80,6 +81,18 @@ async def sleep(seconds: float) -> str:
     """Sleep, then say so."""
     await anyio.sleep(seconds)
     return f"slept {seconds}"
+
+
+@server.tool()
+async def wait_for_cancel(marker: str) -> str:
+    """Write `started` to the file `marker`, wait, and write `cancelled` there if cancelled."""
+    Path(marker).write_text("started")
+    try:
+        await anyio.sleep(60)
+    except anyio.get_cancelled_exc_class():
+        Path(marker).write_text("cancelled")
+        raise
+    return "waited"
 
 
 @server.tool()

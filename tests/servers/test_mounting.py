@@ -198,3 +198,26 @@ async def test_a_mounted_servers_log_messages_during_a_call_reach_the_calling_cl
         )
     assert called.is_error is False
     assert [(p.level, p.data, p.logger) for p in heard] == [("info", "heard: hello there", "fix")]
+
+
+async def test_a_client_cancelling_a_call_cancels_it_on_the_mounted_server(
+    mounted: Mounted, revision: str, tmp_path: Path
+) -> None:
+    marker = tmp_path / "marker"
+    arguments = {"name": "fix.wait_for_cancel", "arguments": {"marker": str(marker)}}
+    async with Client(build_server(mounted()), mode=revision) as client:
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(client.call_tool, "tool_invoke", arguments)
+                while not marker.exists() or marker.read_text() != "started":
+                    await anyio.sleep(0.02)
+                tg.cancel_scope.cancel()  # the client gives up on the call
+        # Seen by the server itself, well before the call's 15 s timeout would stop it.
+        with anyio.fail_after(5):
+            while marker.read_text() != "cancelled":
+                await anyio.sleep(0.02)
+        # The server still answers after the cancelled call.
+        echoed = await client.call_tool(
+            "tool_invoke", {"name": "fix.echo", "arguments": {"text": "still here"}}
+        )
+    assert echoed.is_error is False
