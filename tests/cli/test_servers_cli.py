@@ -402,7 +402,8 @@ def test_a_server_that_exits_at_once_is_named_with_its_last_error_output(tmp_pat
     assert code == 1
     assert data["ok"] is False
     assert data["state"] == "failed"
-    assert "(its last error output: 'no token given')" in data["error"]
+    # Said as an exit whichever pipe noticed first (its stdout closing, or its stdin).
+    assert "exited with status 3 (its last error output: 'no token given')" in data["error"]
 
 
 def test_list_with_a_literal_credential_in_the_config_is_an_error_that_hides_it(

@@ -44,6 +44,8 @@ MAX_LOG_LINE = 1000
 LOG_LINES_PER_SECOND = 50
 #: How long a server has to exit once its stdin is closed, before it is killed.
 EXIT_GRACE = 2.0
+#: How long a closed stdin waits for the server's exit status, to say it exited.
+STDIN_EXIT_GRACE = 0.5
 #: Stray (non JSON-RPC) stdout lines shown in the log, per connection.
 MAX_STRAY_LOGGED = 20
 
@@ -181,7 +183,11 @@ async def process_transport(
                     data = item.message.model_dump_json(by_alias=True, exclude_unset=True)
                     await stdin.send(data.encode() + b"\n")
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-            ending.end("stopped reading its stdin")
+            # A server that exited is said to have exited, whichever pipe noticed first.
+            status = await exit_status(process, STDIN_EXIT_GRACE)
+            ending.end(
+                "stopped reading its stdin" if status is None else f"exited with status {status}"
+            )
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(read_stdout)
