@@ -12,16 +12,9 @@ import pytest
 
 from prixfixe.config import ConfigModel, ServerConfig, load_config, validate_config
 from prixfixe.errors import ConfigError, PrixfixeError
-from prixfixe.servers.importer import (
-    ImportResult,
-    import_servers,
-    merge_into,
-    normalise_name,
-    parse_jsonc,
-    render_toml,
-    server_data,
-    unique_name,
-)
+from prixfixe.servers.client_files import parse_jsonc
+from prixfixe.servers.importer import ImportResult, import_servers, normalise_name, unique_name
+from prixfixe.servers.toml_writer import merge_into, render_toml, server_data
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DESKTOP = FIXTURES / "claude_desktop_config.json"

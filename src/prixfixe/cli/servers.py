@@ -19,8 +19,9 @@ from prixfixe.cli._common import build_app, console, echo_json, escape, fail, fr
 
 if TYPE_CHECKING:
     from prixfixe.config import LoadedConfig, ServerConfig
-    from prixfixe.servers.importer import ImportResult, MergeOutcome
+    from prixfixe.servers.importer import ImportResult
     from prixfixe.servers.probe import Probe
+    from prixfixe.servers.toml_writer import MergeOutcome
 
 
 #: What `runtime_status` adds to a row: shown as columns when some server has a value.
@@ -236,7 +237,8 @@ def servers_import(
     Reads Claude Desktop's claude_desktop_config.json, Claude Code's .mcp.json and
     ~/.claude.json, Cursor's mcp.json and VS Code's .vscode/mcp.json or settings.json.
     Credentials become references ({env = "NAME"}); their values are never copied or shown."""
-    from prixfixe.servers.importer import import_servers, merge_into, render_toml
+    from prixfixe.servers.importer import import_servers
+    from prixfixe.servers.toml_writer import merge_into, render_toml
 
     if (config_file is not None or replace) and not write:
         raise click.UsageError("--config and --replace apply with --write")
@@ -298,7 +300,7 @@ def _report(result: ImportResult) -> None:
 def _import_json(
     result: ImportResult, target: Path | None, outcome: MergeOutcome | None
 ) -> dict[str, Any]:
-    from prixfixe.servers.importer import server_data
+    from prixfixe.servers.toml_writer import server_data
 
     return {
         "source": str(result.path),

@@ -14,11 +14,7 @@ that carries a credential skips its server instead (arguments cannot be referenc
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import tempfile
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,11 +23,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from prixfixe.config import SERVER_NAME_PATTERN, ServerConfig, validate_config
-from prixfixe.errors import ConfigError, PrixfixeError
-from prixfixe.secrets import CredentialRef
+from prixfixe.errors import PrixfixeError
+from prixfixe.servers.client_files import json_type, read_client_config
+from prixfixe.servers.toml_writer import server_data
 
-#: The largest client configuration read: `~/.claude.json` also keeps project history.
-MAX_SOURCE_BYTES = 64 * 1024 * 1024
+Entry = tuple[str | None, str, Any]  # (scope, name, entry)
 
 _VAR = r"[A-Za-z_][A-Za-z0-9_]*"
 _WHOLE_VAR = re.compile(rf"\$\{{(?:env:)?({_VAR})\}}")
@@ -40,11 +36,6 @@ _INPUT = re.compile(r"\$\{input:([^}]+)\}")
 _PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
 _SCHEME_TEMPLATE = re.compile(
     rf"(Bearer|Basic|Token|token|bearer) \$\{{(?:(?:env:)?({_VAR})|input:([^}}]+))\}}"
-)
-#: Strings and comments of JSONC, and a comma with only space or comments before `}` or `]`.
-_BLOCK_COMMENT = r"/\*(?:[^*]|\*(?!/))*\*/"
-_JSONC_TOKEN = re.compile(
-    rf'"[^"\\]*(?:\\.[^"\\]*)*"|//[^\n]*|{_BLOCK_COMMENT}|,(?=(?:\s|//[^\n]*|{_BLOCK_COMMENT})*[}}\]])'
 )
 #: What an argument or URL that carries a credential looks like: a URL's password, or a
 #: `--token=...`-style option (the value after `--token` is caught by position).
@@ -104,65 +95,6 @@ class ImportResult:
         return {"servers": {s.name: server_data(s.config) for s in self.servers}}
 
 
-# -- reading -------------------------------------------------------------------------------
-
-
-def parse_jsonc(text: str) -> Any:
-    """JSON with comments and trailing commas (VS Code's JSONC). Comments become blanks that keep
-    their newlines, so a parse error's line number still points into the file."""
-
-    def blank(match: re.Match[str]) -> str:
-        token = match.group(0)
-        if token.startswith('"'):
-            return token
-        return "\n" * token.count("\n") if token.startswith("/") else ""
-
-    return json.loads(_JSONC_TOKEN.sub(blank, text))
-
-
-def read_client_config(path: Path) -> dict[str, Any]:
-    """The JSON object in `path`, or an error naming the file and what was expected."""
-    try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_SOURCE_BYTES + 1)
-    except OSError as exc:
-        raise PrixfixeError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if len(raw) > MAX_SOURCE_BYTES:
-        raise PrixfixeError(
-            f"{path} is larger than {MAX_SOURCE_BYTES} bytes; is it the right file?"
-        )
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise PrixfixeError(
-            f"{path} is not UTF-8 text; expected a JSON MCP configuration"
-        ) from None
-    try:
-        data = parse_jsonc(text)
-    except json.JSONDecodeError as exc:
-        # The message names the place, never the text there: it may be a credential.
-        raise PrixfixeError(
-            f"{path} is not valid JSON (comments and trailing commas are allowed): "
-            f"{exc.msg} at line {exc.lineno}, column {exc.colno}"
-        ) from None
-    except RecursionError:
-        raise PrixfixeError(f"{path} is not valid JSON here: its values nest too deeply") from None
-    if not isinstance(data, dict):
-        raise PrixfixeError(
-            f"{path} holds a JSON {_json_type(data)}; expected an object with mcpServers "
-            "(Claude Desktop, Claude Code, Cursor) or servers (VS Code)"
-        )
-    return data
-
-
-def _json_type(value: Any) -> str:
-    names = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}
-    return names.get(type(value), "number")
-
-
-Entry = tuple[str | None, str, Any]  # (scope, name, entry)
-
-
 def _entries(
     data: dict[str, Any], path: Path, project: str | None
 ) -> tuple[str, list[Entry], list[Any]]:
@@ -171,7 +103,7 @@ def _entries(
     def servers_of(value: Any, where: str) -> dict[str, Any]:
         if not isinstance(value, dict):
             raise PrixfixeError(
-                f"{path}: {where} should be an object of servers by name, not a {_json_type(value)}"
+                f"{path}: {where} should be an object of servers by name, not a {json_type(value)}"
             )
         return value
 
@@ -227,7 +159,7 @@ def _same_path(a: str, b: str) -> bool:
 def _inputs(data: dict[str, Any], path: Path) -> list[Any]:
     inputs = data.get("inputs", [])
     if not isinstance(inputs, list):
-        raise PrixfixeError(f"{path}: inputs should be an array, not a {_json_type(inputs)}")
+        raise PrixfixeError(f"{path}: inputs should be an array, not a {json_type(inputs)}")
     return inputs
 
 
@@ -335,7 +267,7 @@ def unique_name(name: str, taken: Iterable[str]) -> str:
 
 def _convert(source: str, entry: Any, context: _Context) -> ServerConfig:
     if not isinstance(entry, dict):
-        raise _Skip(f"its entry is a JSON {_json_type(entry)}, not an object")
+        raise _Skip(f"its entry is a JSON {json_type(entry)}, not an object")
     transport = _transport(entry)
     ignored = sorted(set(entry) - _HANDLED_KEYS)
     if ignored:
@@ -386,7 +318,7 @@ def _transport(entry: dict[str, Any]) -> str:
             raise _Skip("it has neither command (stdio) nor url (HTTP)")
         return "stdio" if has_command else "http"
     if not isinstance(kind, str):
-        raise _Skip(f"its type is a JSON {_json_type(kind)}, not a string")
+        raise _Skip(f"its type is a JSON {json_type(kind)}, not a string")
     if kind.lower() == "sse":
         raise _Skip(
             'type "sse" (HTTP+SSE, deprecated since MCP 2025-03-26) is not mounted: prixfixe '
@@ -404,7 +336,7 @@ def _transport(entry: dict[str, Any]) -> str:
 
 def _mapping(value: Any, key: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise _Skip(f"its {key} is a JSON {_json_type(value)}, not an object")
+        raise _Skip(f"its {key} is a JSON {json_type(value)}, not an object")
     return value
 
 
@@ -412,7 +344,7 @@ def _plain(value: Any, key: str, context: _Context) -> str:
     """A string setting (command, an argument, cwd, url), with the placeholders prixfixe can fill
     filled and a note for the others: prixfixe passes them as written."""
     if not isinstance(value, str | int | float) or isinstance(value, bool):
-        raise _Skip(f"its {key} is a JSON {_json_type(value)}, not a string")
+        raise _Skip(f"its {key} is a JSON {json_type(value)}, not a string")
     text = str(value)
     if context.workspace is not None:
         text = text.replace("${workspaceFolder}", str(context.workspace))
@@ -429,7 +361,7 @@ def _plain(value: Any, key: str, context: _Context) -> str:
 
 def _args(value: Any, context: _Context) -> list[str]:
     if not isinstance(value, list):
-        raise _Skip(f"its args is a JSON {_json_type(value)}, not an array")
+        raise _Skip(f"its args is a JSON {json_type(value)}, not an array")
     args = [_plain(a, f"args[{i}]", context) for i, a in enumerate(value)]
     for i in range(len(args)):
         if _credential_in_args(args, i):
@@ -476,7 +408,7 @@ def _reference(value: Any, what: str, fallback: str, context: _Context) -> dict[
         context.notes.append(f"{what} was null (unset) in the source: left out")
         return None
     if isinstance(value, dict | list):
-        raise _Skip(f"its {what} is a JSON {_json_type(value)}, not a string")
+        raise _Skip(f"its {what} is a JSON {json_type(value)}, not a string")
     text = value if isinstance(value, str) else None
     whole = _WHOLE_VAR.fullmatch(text) if text is not None else None
     if whole:
@@ -528,7 +460,7 @@ def _env_file(value: Any, env: Mapping[str, Any], context: _Context) -> dict[str
     if value is None:
         return {}
     if not isinstance(value, str):
-        raise _Skip(f"its envFile is a JSON {_json_type(value)}, not a string")
+        raise _Skip(f"its envFile is a JSON {json_type(value)}, not a string")
     text = value
     if context.workspace is not None:
         text = text.replace("${workspaceFolder}", str(context.workspace))
@@ -556,145 +488,12 @@ def _env_file(value: Any, env: Mapping[str, Any], context: _Context) -> dict[str
     return refs
 
 
-# -- writing -------------------------------------------------------------------------------
-
-
-def server_data(config: ServerConfig) -> dict[str, Any]:
-    """A server as the config file writes it: set keys only, in reading order."""
-    data: dict[str, Any] = {}
-    for key in ("command", "args", "cwd", "url"):
-        value = getattr(config, key)
-        if value not in (None, []):
-            data[key] = value
-    for key in ("env", "headers"):
-        refs: dict[str, CredentialRef] = getattr(config, key)
-        if refs:
-            data[key] = {k: ref.model_dump(exclude_none=True) for k, ref in refs.items()}
-    if not config.enabled:
-        data["enabled"] = False
-    if config.start != "lazy":
-        data["start"] = config.start
-    if config.timeout != ServerConfig.model_fields["timeout"].default:
-        data["timeout"] = config.timeout
-    return data
-
-
-def _toml_table(server: ImportedServer, source: Path) -> Any:
-    import tomlkit
-
-    table = tomlkit.table()
-    for key, value in server_data(server.config).items():
-        if key in ("env", "headers"):
-            refs = tomlkit.table()
-            for name, ref in value.items():
-                inline = tomlkit.inline_table()
-                inline.update(ref)
-                refs.add(name, inline)
-            table.add(key, refs)
-        else:
-            table.add(key, value)
-    origin = (
-        f"from {source.name}"
-        if server.name == server.source
-        else (f"{server.source!r} from {source.name}")
-    )
-    table.comment(f"{origin} ({server.scope})" if server.scope else origin)
-    table.add(tomlkit.nl())
-    return table
-
-
-def render_toml(result: ImportResult) -> str:
-    """The imported servers as TOML to paste into (or append to) a prixfixe.toml."""
-    import tomlkit
-
-    doc = tomlkit.document()
-    doc.add(tomlkit.comment(f"imported from {result.path} by prixfixe servers import"))
-    servers = tomlkit.table(is_super_table=True)
-    for server in result.servers:
-        servers.add(server.name, _toml_table(server, result.path))
-    doc.add("servers", servers)
-    return tomlkit.dumps(doc).rstrip("\n") + "\n"
-
-
-@dataclass(frozen=True)
-class MergeOutcome:
-    added: tuple[str, ...]
-    replaced: tuple[str, ...]
-
-
-def merge_into(config_path: Path, result: ImportResult, *, replace: bool = False) -> MergeOutcome:
-    """Add the imported servers to `config_path`, keeping its content, order and comments;
-    refuse (unless `replace`) to overwrite a server it already has. The file is written only
-    if prixfixe would load it, and atomically."""
-    import tomlkit
-    from tomlkit.exceptions import TOMLKitError
-    from tomlkit.items import Table
-
-    try:
-        text = config_path.read_text(encoding="utf-8") if config_path.exists() else ""
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot be read: {exc}", file=str(config_path)) from None
-    try:
-        doc = tomlkit.parse(text)
-    except TOMLKitError as exc:
-        raise ConfigError(f"not valid TOML: {exc}", file=str(config_path)) from None
-    servers: Any = doc.get("servers")
-    if servers is None:
-        servers = tomlkit.table(is_super_table=True)
-        doc.add("servers", servers)
-    elif not isinstance(servers, Table):
-        raise ConfigError(
-            "servers should be written as [servers.NAME] tables to import into it",
-            file=str(config_path),
-            key="servers",
-        )
-    names = [s.name for s in result.servers]
-    clashes = [n for n in names if n in servers]
-    if clashes and not replace:
-        raise PrixfixeError(
-            f"{config_path} already has servers {', '.join(clashes)}; nothing was written. "
-            "Add --replace to overwrite them, or --name-prefix to import under other names"
-        )
-    for server in result.servers:
-        table = _toml_table(server, result.path)
-        if server.name in servers:
-            servers[server.name] = table
-        else:
-            servers.add(server.name, table)
-    new_text = tomlkit.dumps(doc)
-    validate_config(tomllib.loads(new_text), file=str(config_path))
-    _write_atomically(config_path, new_text)
-    return MergeOutcome(
-        tuple(n for n in names if n not in clashes), tuple(n for n in names if n in clashes)
-    )
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-
-
 __all__ = [
     "SERVER_NAME_PATTERN",
     "ImportResult",
     "ImportedServer",
-    "MergeOutcome",
     "Skipped",
     "import_servers",
-    "merge_into",
     "normalise_name",
-    "parse_jsonc",
-    "read_client_config",
-    "render_toml",
-    "server_data",
     "unique_name",
 ]
