@@ -191,4 +191,3 @@ def build_server(app: App) -> Server[Any]:
         RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=SERVER_NAME)
     )
     return server
-
