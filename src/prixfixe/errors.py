@@ -269,6 +269,13 @@ class RoutineError(PrixfixeError):
     code = INVALID_PARAMS
 
 
+class KnowledgeError(PrixfixeError):
+    """A knowledge-base request that cannot be done: an invalid collection name, an unknown
+    collection, a search query with no words. The message names the value."""
+
+    code = INVALID_PARAMS
+
+
 class PromptError(PrixfixeError):
     """A prompt request that cannot be answered; the message names the prompt."""
 

@@ -101,7 +101,12 @@ async def test_templates_are_listed_with_their_uri_templates(
     async with Client(build_server(app), mode=revision) as client:
         result = await client.list_resource_templates()
     templates = {t.uri_template: t for t in result.resource_templates}
-    assert set(templates) == {"fixture://notes/{name}", "prixfixe://store/{kind}/{id}"}
+    assert set(templates) == {
+        "fixture://notes/{name}",
+        "prixfixe://store/{kind}/{id}",
+        "prixfixe://knowledge/{collection}/documents",
+        "prixfixe://knowledge/{collection}/document/{id}",
+    }
     assert templates["fixture://notes/{name}"].mime_type == "text/markdown"
     assert result.next_cursor is None
 

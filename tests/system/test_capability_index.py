@@ -149,7 +149,9 @@ async def test_the_full_index_describes_every_kind_of_capability(make_app: AppFa
     ]
     assert kinds["reminder"]["schema"]["properties"]["due"]["format"] == "date"
     assert [t["uri_template"] for t in full["resource_templates"]] == [
-        "prixfixe://store/{kind}/{id}"
+        "prixfixe://store/{kind}/{id}",
+        "prixfixe://knowledge/{collection}/documents",
+        "prixfixe://knowledge/{collection}/document/{id}",
     ]
     steps = {s["name"]: s for s in full["step_types"]}
     assert steps["git-status"]["programs"] == ["git"]

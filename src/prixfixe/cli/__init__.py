@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from prixfixe import __version__
-from prixfixe.cli import doctor, resources, routines, serve, servers, store, tools
+from prixfixe.cli import doctor, knowledge, resources, routines, serve, servers, store, tools
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -36,6 +36,7 @@ for _command in (
     routines.steps,
     routines.report,
     servers.servers,
+    knowledge.kb,
 ):
     cli.add_command(_command)
 

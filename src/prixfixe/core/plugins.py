@@ -38,6 +38,7 @@ DEFAULT_PLUGINS: dict[str, str] = {
     "prixfixe.default_plugins.board_steps": "prixfixe.routines.builtin.board",
     "prixfixe.default_plugins.program_steps": "prixfixe.routines.builtin.program",
     "prixfixe.default_plugins.mcp_query_steps": "prixfixe.routines.builtin.mcp_query",
+    "prixfixe.default_plugins.knowledge": "prixfixe.knowledge.plugin",
 }
 
 

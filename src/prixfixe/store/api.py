@@ -107,6 +107,11 @@ class OwnerSlice(Protocol):
         generation this write produces, and return it: an identity for what was written."""
         ...
 
+    def execute_batch(self, statements: Sequence[tuple[str, Mapping[str, Any]]]) -> int:
+        """Run several writing statements in one transaction (all or none), each with the
+        named parameter `:generation` bound to the generation the write produces; returns it."""
+        ...
+
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
 
 

@@ -25,6 +25,12 @@ _CREATE_INDEX, _CREATE_TABLE, _CREATE_TRIGGER, _CREATE_VIEW = 1, 2, 7, 8
 _DELETE, _DROP_INDEX, _DROP_TABLE, _DROP_TRIGGER, _DROP_VIEW = 9, 10, 11, 16, 17
 _INSERT, _READ, _SELECT, _UPDATE = 18, 20, 21, 23
 _ALTER_TABLE, _REINDEX, _ANALYZE, _FUNCTION, _RECURSIVE = 26, 27, 28, 31, 33
+_PRAGMA, _CREATE_VTABLE, _DROP_VTABLE = 19, 29, 30
+#: The one virtual-table module an owner may create tables with: full-text search. Its shadow
+#: tables (`{name}_data`, ...) carry the owner's prefix, so they stay inside its slice.
+_VTABLE_MODULES = frozenset({"fts5"})
+#: Indexes SQLite names itself for PRIMARY KEY and UNIQUE constraints on the table in arg2.
+_AUTOINDEX = "sqlite_autoindex_"
 
 _DATA = {_DELETE, _INSERT, _READ, _UPDATE}
 _SCHEMA = {
@@ -45,14 +51,21 @@ _NAMES = {
     4: "creating temporary objects",
     5: "creating temporary objects",
     6: "creating temporary objects",
-    19: "pragmas",
+    _PRAGMA: "pragmas",
     22: "transaction statements (the store manages transactions)",
     24: "ATTACH",
     25: "DETACH",
-    29: "virtual tables",
-    30: "virtual tables",
     32: "savepoints (the store manages transactions)",
 }
+
+
+def _declares_vtab(action: int, table: str | None, column: str | None) -> bool:
+    """What SQLite itself touches when it connects an FTS5 table to a connection (declaring
+    its columns): an UPDATE of `sqlite_master` (which SQLite never lets a statement do without
+    `writable_schema`, a pragma no slice may run) and the ROWID of `sqlite_master`."""
+    if table != "sqlite_master":
+        return False
+    return action == _UPDATE or (action == _READ and column == "ROWID")
 
 
 class Authorizer:
@@ -71,7 +84,11 @@ class Authorizer:
         if action in (_SELECT, _FUNCTION, _RECURSIVE):
             return sqlite3.SQLITE_OK
         if action in _DATA:
-            if self._mine(arg1) or (self.schema and arg1 in _INTERNAL):
+            if (
+                self._mine(arg1)
+                or (self.schema and arg1 in _INTERNAL)
+                or _declares_vtab(action, arg1, arg2)
+            ):
                 return sqlite3.SQLITE_OK
             if arg1 in _INTERNAL:
                 return self._deny(
@@ -79,9 +96,22 @@ class Authorizer:
                     "StoreMigration)"
                 )
             return self._deny(f"table {arg1!r} is not one of its tables")
+        if action == _PRAGMA and arg1 == "data_version" and arg2 is None:
+            # Read-only: FTS5 reads it to learn whether another connection wrote its index.
+            return sqlite3.SQLITE_OK
+        if action in (_CREATE_VTABLE, _DROP_VTABLE):
+            if not self.schema:
+                return self._deny("schema changes belong in a StoreMigration")
+            if arg2 not in _VTABLE_MODULES:
+                return self._deny(f"virtual tables of module {arg2!r} are not allowed (only fts5)")
+            if not self._mine(arg1):
+                return self._deny(f"{arg1!r} is not named with its prefix {self.prefix!r}")
+            return sqlite3.SQLITE_OK
         if action in _SCHEMA or action == _ALTER_TABLE:
             if not self.schema:
                 return self._deny("schema changes belong in a StoreMigration")
+            if action == _CREATE_INDEX and (arg1 or "").startswith(_AUTOINDEX) and self._mine(arg2):
+                return sqlite3.SQLITE_OK  # a PRIMARY KEY or UNIQUE constraint of its own table
             names = [arg2] if action == _ALTER_TABLE else [arg1]
             if action in (_CREATE_INDEX, _CREATE_TRIGGER, _DROP_INDEX, _DROP_TRIGGER) and arg2:
                 names.append(arg2)
@@ -143,6 +173,20 @@ class SQLiteSlice:
             return generation
 
         return self._store.write(work)
+
+    def execute_batch(self, statements: Sequence[tuple[str, Mapping[str, Any]]]) -> int:
+        """Run the statements in order in one transaction, each with `:generation` bound to
+        the generation it produces; returns that generation."""
+
+        def work(conn: sqlite3.Connection, generation: int) -> int:
+            with authorized(conn, self._auth()):
+                for sql, params in statements:
+                    conn.execute(self._sql(sql), {**params, "generation": generation})
+            return generation
+
+        generation = self._store.write(work)
+        self._store.announce(StoreChange(generation, "slice", owner=self.owner))
+        return generation
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         def work(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:

@@ -1,0 +1,12 @@
+"""The knowledge base: collections of documents in the store, chunked along their headings,
+searched with SQLite FTS5 and served as resources.
+
+`tables` declares the store tables (a named migration, like any owner's), `chunking` splits a
+document into chunks, `ingest` reads files through the leash's file gate into a collection,
+`catalog` reads collections and documents back, `search` ranks chunks with BM25, and `plugin`
+registers the migration and the resources as a default plugin.
+"""
+
+#: The plugin that owns the knowledge tables: the store keys the tables (and their migrations)
+#: by this name, so it is a stored identity that stays the same wherever the module lives.
+KNOWLEDGE_OWNER = "prixfixe.default_plugins.knowledge"
