@@ -14,12 +14,11 @@ from typing import Any
 import mcp_types as types
 
 from prixfixe.declarations.prompt import Prompt, PromptArgument, PromptContext
+from prixfixe.servers.completion import UpstreamComplete, forwarding_completer
 from prixfixe.servers.naming import mounted_names
 
 #: Gets upstream prompt `name` with `arguments`; the answer as the server gave it.
 UpstreamGet = Callable[[str, dict[str, str]], Awaitable[types.GetPromptResult]]
-#: Completes one argument of an upstream prompt: (prompt, argument, value, chosen).
-UpstreamComplete = Callable[[str, str, str, Mapping[str, str]], Awaitable[types.Completion | None]]
 
 
 def mounted_prompt(
@@ -32,15 +31,6 @@ def mounted_prompt(
     async def render(ctx: PromptContext, arguments: Mapping[str, str]) -> Any:
         return await get(real, dict(arguments))
 
-    def completer(argument: str) -> Any:
-        async def suggest(
-            ctx: PromptContext, value: str, chosen: Mapping[str, str]
-        ) -> types.Completion:
-            found = await complete(real, argument, value, chosen)
-            return found if found is not None else types.Completion(values=[], total=0)
-
-        return suggest
-
     return Prompt(
         name=name,
         title=prompt.title,
@@ -50,7 +40,7 @@ def mounted_prompt(
                 name=a.name,
                 description=a.description,
                 required=bool(a.required),
-                completer=completer(a.name),
+                completer=forwarding_completer(complete, real, a.name),
             )
             for a in prompt.arguments or ()
             if a.name.strip()

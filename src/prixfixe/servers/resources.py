@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 import mcp_types as types
 
@@ -38,16 +38,18 @@ from prixfixe.declarations.resource import (
     ResourceTemplate,
 )
 from prixfixe.errors import RegistryError
+from prixfixe.servers.completion import UpstreamComplete, forwarding_completer
 
 log = logging.getLogger("prixfixe.servers")
+
+D = TypeVar("D")
+A = TypeVar("A")
 
 #: Where every mounted server's URIs live.
 NAMESPACE = SERVERS_NAMESPACE
 
 #: Reads upstream URI `uri` of the server; the answer as the server gave it.
 UpstreamRead = Callable[[str], Awaitable[types.ReadResourceResult]]
-#: Completes one variable of an upstream template: (template, variable, value, chosen).
-UpstreamComplete = Callable[[str, str, str, Mapping[str, str]], Awaitable[types.Completion | None]]
 
 
 def prefix_of(server: str) -> str:
@@ -115,7 +117,7 @@ def mounted_resources(
             last_modified=hints.last_modified if hints else None,
             reader=reader,
         )
-        if _admitted(server, declared, RESOURCES.admit, owner, r.uri):
+        if _admitted(server, declared, RESOURCES.admit, owner, r.uri) is not None:
             statics.setdefault(declared.uri, declared)
     families: dict[str, ResourceTemplate] = {}
     for t in templates:
@@ -130,34 +132,23 @@ def mounted_resources(
             priority=hints.priority if hints else None,
             reader=reader,
         )
-        if not _admitted(server, family, RESOURCE_TEMPLATES.admit, owner, t.uri_template):
+        admitted = _admitted(server, family, RESOURCE_TEMPLATES.admit, owner, t.uri_template)
+        if admitted is None:
             continue
-        variables = RESOURCE_TEMPLATES.admit(family, owner).parsed.variable_names
-        # Completers answer with the server's whole `Completion` (passed on as it is by
-        # `core/completion.py`), not the candidate list a plugin's completer returns.
-        completers: dict[str, Any] = {v: _completer(t.uri_template, v, complete) for v in variables}
+        completers: dict[str, Any] = {
+            v: forwarding_completer(complete, t.uri_template, v)
+            for v in admitted.parsed.variable_names
+        }
         families.setdefault(family.uri_template, replace(family, completions=completers))
     return list(statics.values()), list(families.values())
 
 
-def _completer(
-    template: str, variable: str, complete: UpstreamComplete
-) -> Callable[[ResourceContext, str, Mapping[str, str]], Awaitable[types.Completion]]:
-    async def completer(
-        ctx: ResourceContext, value: str, chosen: Mapping[str, str]
-    ) -> types.Completion:
-        found = await complete(template, variable, value, chosen)
-        return found if found is not None else types.Completion(values=[], total=0)
-
-    return completer
-
-
 def _admitted(
-    server: str, declared: object, admit: Callable[[Any, str], object], owner: str, uri: str
-) -> bool:
+    server: str, declared: D, admit: Callable[[D, str], A], owner: str, uri: str
+) -> A | None:
+    """What the registry's admission makes of `declared`; None (logged) if it refuses it."""
     try:
-        admit(declared, owner)
+        return admit(declared, owner)
     except RegistryError as exc:
         log.warning("[%s] left out resource %r: %s", server, uri, exc.message)
-        return False
-    return True
+        return None
