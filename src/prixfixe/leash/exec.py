@@ -351,22 +351,20 @@ class ExecGate:
         self,
         argv: Sequence[str],
         *,
-        server: str,
         base_dir: Path,
         cwd: Path | None = None,
         env: Mapping[str, str | Secret] | None = None,
     ) -> anyio.abc.Process:
-        """Start mounted MCP server `server`: its configured command line exactly as granted,
-        with a minimal environment plus `env` (its own resolved references) and its stdin,
-        stdout and stderr piped, in its own process group. The caller owns the process and
-        ends it with `kill_group`."""
+        """Start a mounted MCP server: its configured command line exactly as granted, with a
+        minimal environment plus `env` (its own resolved references) and its stdin, stdout and
+        stderr piped, in its own process group. The caller owns the process and ends it with
+        `kill_group`; its errors name the server, these do not."""
         if not argv:
-            raise StepFailure(f"server {server!r}: empty command", kind="error")
+            raise StepFailure("empty command", kind="error")
         line = CommandLine.exact(argv, base_dir)
         if not self.grant.allows(line):
             raise ExecRefusedError(
-                f"server {server!r}: {line.show()!r} is not granted; the exec grant is "
-                f"{self.grant.describe()}",
+                f"{line.show()!r} is not granted; the exec grant is {self.grant.describe()}",
                 program=line.program,
                 grant=self.grant.lines(),
             )
@@ -382,14 +380,14 @@ class ExecGate:
         )
         if executable is None or not os.path.exists(executable):
             raise StepFailure(
-                f"server {server!r}: program {line.program!r} was not found"
+                f"program {line.program!r} was not found"
                 + ("" if "/" in line.program else " on PATH (is it installed?)"),
                 kind="program-missing",
             )
         command = (executable, *argv[1:])
         workdir = cwd or base_dir
         if any("\0" in part for part in (*command, str(workdir))):
-            raise StepFailure(f"server {server!r}: a NUL character in its command", kind="error")
+            raise StepFailure("a NUL character in its command", kind="error")
         for observer in list(_spawn_observers):
             observer(command)
         try:
@@ -404,8 +402,7 @@ class ExecGate:
             )
         except OSError as exc:
             raise StepFailure(
-                f"server {server!r}: could not start {argv[0]!r} in {str(workdir)!r}: "
-                f"{exc.strerror or exc}",
+                f"could not start {argv[0]!r} in {str(workdir)!r}: {exc.strerror or exc}",
                 kind="program-missing",
             ) from None
 

@@ -228,7 +228,7 @@ class Upstream:
         except Exception as exc:  # noqa: BLE001 - the top-level handler of a connection task
             if not started:  # the caller of `start` gets it; after that, nobody would
                 raise UpstreamError(
-                    self.name, _start_failure(exc, ending, self.start_timeout, self.name)
+                    self.name, _start_failure(exc, ending, self.start_timeout)
                 ) from None
             log.warning("[%s] connection ended: %s", self.name, _reason(exc, ending))
         finally:
@@ -246,7 +246,7 @@ class Upstream:
             base = launch.base_dir
             cwd = None if config.cwd is None else base / Path(config.cwd).expanduser()
             process = await launch.gate.open_server(
-                [config.command, *config.args], server=self.name, base_dir=base, cwd=cwd, env=env
+                [config.command, *config.args], base_dir=base, cwd=cwd, env=env
             )
             return await stack.enter_async_context(process_transport(process, ending))
         assert config.url is not None
@@ -566,11 +566,10 @@ def _leaf(exc: BaseException) -> BaseException:
     return exc
 
 
-def _reason(exc: BaseException, ending: Ending, server: str = "") -> str:
+def _reason(exc: BaseException, ending: Ending) -> str:
     exc = _leaf(exc)
     if isinstance(exc, PrixfixeError):
-        # The exec gate names the server already; the UpstreamError around this names it too.
-        return exc.message.removeprefix(f"server {server!r}: ") if server else exc.message
+        return exc.message
     if isinstance(exc, MCPError):
         if exc.error.code == CONNECTION_CLOSED:
             return ending.describe()
@@ -580,9 +579,9 @@ def _reason(exc: BaseException, ending: Ending, server: str = "") -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def _start_failure(exc: BaseException, ending: Ending, timeout: float, server: str) -> str:
+def _start_failure(exc: BaseException, ending: Ending, timeout: float) -> str:
     leaf = _leaf(exc)
     if isinstance(leaf, TimeoutError):
         detail = f"; it {ending.describe()}" if ending.reason else ""
         return f"did not finish starting within {timeout:g}s{detail}"
-    return f"could not start: {_reason(leaf, ending, server)}"
+    return f"could not start: {_reason(leaf, ending)}"
