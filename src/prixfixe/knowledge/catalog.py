@@ -12,6 +12,12 @@ from prixfixe.store.api import OwnerSlice
 COLLECTIONS_URI = "prixfixe://knowledge/collections"
 DOCUMENTS_TEMPLATE = "prixfixe://knowledge/{collection}/documents"
 DOCUMENT_TEMPLATE = "prixfixe://knowledge/{collection}/document/{id}"
+#: A collection's counts and last change, and the knowledge base's health (index state,
+#: counts, last ingest), beside `prixfixe://system/health`.
+SECTION_TEMPLATE = "prixfixe://knowledge/{collection}/document/{id}/section/{seq}"
+CHUNKS_TEMPLATE = "prixfixe://knowledge/{collection}/document/{id}/chunks/{span}"
+STATS_TEMPLATE = "prixfixe://knowledge/{collection}/stats"
+HEALTH_URI = "prixfixe://knowledge/health"
 
 
 def documents_uri(collection: str) -> str:
@@ -20,6 +26,22 @@ def documents_uri(collection: str) -> str:
 
 def document_uri(collection: str, document_id: int) -> str:
     return f"prixfixe://knowledge/{collection}/document/{document_id}"
+
+
+def section_uri(collection: str, document_id: int, seq: int) -> str:
+    """The section of a document that starts at chunk `seq`: that chunk and the chunks under
+    deeper headings that follow it."""
+    return f"prixfixe://knowledge/{collection}/document/{document_id}/section/{seq}"
+
+
+def chunks_uri(collection: str, document_id: int, first: int, last: int | None = None) -> str:
+    """Chunks `first` to `last` (inclusive) of a document; one chunk when `last` is None."""
+    span = str(first) if last is None or last == first else f"{first}-{last}"
+    return f"prixfixe://knowledge/{collection}/document/{document_id}/chunks/{span}"
+
+
+def stats_uri(collection: str) -> str:
+    return f"prixfixe://knowledge/{collection}/stats"
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Literal
 
 from prixfixe.errors import KnowledgeError, StepFailure
 from prixfixe.knowledge.chunking import Format, split, title_of
@@ -56,6 +56,16 @@ class IngestResult:
     removed: list[str] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     generation: int | None = None
+    #: Ids of the documents updated and removed (known before the write), and whether the
+    #: collection was created or removed: what `changes.announce` tells subscribers.
+    updated_ids: list[int] = field(default_factory=list)
+    removed_ids: list[int] = field(default_factory=list)
+    collection_created: bool = False
+    collection_removed: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return self.generation is not None
 
 
 def check_collection(name: str) -> str:
@@ -135,22 +145,160 @@ def ingest(slice_: OwnerSlice, gate: FsGate, path: Path, collection: str) -> Ing
         if before is not None and before[1] == digest:
             result.unchanged.append(relative)
             continue
-        (result.updated if before is not None else result.added).append(relative)
-        statements += _document_statements(collection, relative, str(root), text, digest, file)
+        if before is not None:
+            result.updated.append(relative)
+            result.updated_ids.append(before[0])
+        else:
+            result.added.append(relative)
+        fmt = FORMATS[file.suffix.lower()]
+        statements += _document_statements(collection, relative, str(root), text, digest, fmt)
     if real.is_dir():
         # A file gone from the folder this walk covered; documents from elsewhere stay.
         for doc_path, (doc_id, _, doc_root) in sorted(stored.items()):
             if doc_root == str(root) and doc_path not in seen:
                 result.removed.append(doc_path)
+                result.removed_ids.append(doc_id)
                 statements.append(("DELETE FROM {prefix}documents WHERE id = :id", {"id": doc_id}))
     if statements:
-        create = (
-            "INSERT INTO {prefix}collections (name, created_gen) VALUES (:name, :generation) "
-            "ON CONFLICT (name) DO NOTHING",
-            {"name": collection},
-        )
-        result.generation = slice_.execute_batch([create, *statements])
+        result.collection_created = not _exists(slice_, collection)
+        result.generation = slice_.execute_batch([_create(collection), *statements])
     return result
+
+
+def put_text(
+    slice_: OwnerSlice,
+    collection: str,
+    path: str,
+    text: str,
+    fmt: Format = "markdown",
+    *,
+    expect: Literal["new", "existing", "any"] = "any",
+) -> IngestResult:
+    """Write one document given as text (not read from a file) under key `path` in
+    `collection` (created if new): added, or its chunks replaced, or nothing when its text is
+    unchanged. `expect="new"` refuses a path already held, `"existing"` one not held."""
+    check_collection(collection)
+    check_document_path(path)
+    data = text.encode("utf-8")
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise KnowledgeError(
+            f"document {path!r} is larger than {MAX_DOCUMENT_BYTES} bytes, the limit for one "
+            "document",
+            path=path,
+        )
+    result = IngestResult(collection)
+    found = slice_.query(
+        "SELECT d.id, d.hash FROM {prefix}documents d JOIN {prefix}collections c "
+        "ON c.id = d.collection WHERE c.name = ? AND d.path = ?",
+        (collection, path),
+    )
+    if expect == "new" and found:
+        raise KnowledgeError(
+            f"collection {collection!r} already has a document {path!r} (id {found[0][0]}); "
+            "update it instead",
+            collection=collection,
+            path=path,
+        )
+    if expect == "existing" and not found:
+        raise KnowledgeError(
+            f"collection {collection!r} has no document {path!r}", collection=collection, path=path
+        )
+    digest = hashlib.sha256(data).hexdigest()
+    if found and found[0][1] == digest:
+        result.unchanged.append(path)
+        return result
+    if found:
+        result.updated.append(path)
+        result.updated_ids.append(int(found[0][0]))
+    else:
+        result.added.append(path)
+    result.collection_created = not _exists(slice_, collection)
+    statements = _document_statements(collection, path, "", text, digest, fmt)
+    result.generation = slice_.execute_batch([_create(collection), *statements])
+    return result
+
+
+def remove_document(slice_: OwnerSlice, collection: str, document_id: int) -> IngestResult:
+    """Remove one document (and its chunks) from `collection`."""
+    found = slice_.query(
+        "SELECT d.path FROM {prefix}documents d JOIN {prefix}collections c "
+        "ON c.id = d.collection WHERE c.name = ? AND d.id = ?",
+        (collection, document_id),
+    )
+    if not _exists(slice_, collection):
+        raise KnowledgeError(f"unknown collection {collection!r}", collection=collection)
+    if not found:
+        raise KnowledgeError(
+            f"collection {collection!r} has no document {document_id}", collection=collection
+        )
+    result = IngestResult(collection, removed=[found[0][0]], removed_ids=[document_id])
+    result.generation = slice_.execute_batch(
+        [("DELETE FROM {prefix}documents WHERE id = :id", {"id": document_id})]
+    )
+    return result
+
+
+def create_collection(slice_: OwnerSlice, collection: str) -> IngestResult:
+    """Create an empty collection; one that exists already is an error."""
+    check_collection(collection)
+    if _exists(slice_, collection):
+        raise KnowledgeError(f"collection {collection!r} already exists", collection=collection)
+    result = IngestResult(collection, collection_created=True)
+    result.generation = slice_.execute_batch([_create(collection)])
+    return result
+
+
+def remove_collection(slice_: OwnerSlice, collection: str) -> IngestResult:
+    """Remove a collection with all its documents and chunks."""
+    if not _exists(slice_, collection):
+        raise KnowledgeError(f"unknown collection {collection!r}", collection=collection)
+    rows = slice_.query(
+        "SELECT d.id, d.path FROM {prefix}documents d JOIN {prefix}collections c "
+        "ON c.id = d.collection WHERE c.name = ? ORDER BY d.path",
+        (collection,),
+    )
+    result = IngestResult(
+        collection,
+        removed=[row[1] for row in rows],
+        removed_ids=[int(row[0]) for row in rows],
+        collection_removed=True,
+    )
+    result.generation = slice_.execute_batch(
+        [("DELETE FROM {prefix}collections WHERE name = :name", {"name": collection})]
+    )
+    return result
+
+
+def check_document_path(path: str) -> str:
+    """A document key given by a client: a relative POSIX path without `..`, control
+    characters or a leading `/`, at most 512 characters."""
+    parts = PurePosixPath(path).parts
+    if (
+        not path
+        or len(path) > 512
+        or path.startswith("/")
+        or "\\" in path
+        or any(part in ("..", ".") for part in parts)
+        or any(ord(ch) < 32 or ord(ch) == 127 for ch in path)
+    ):
+        raise KnowledgeError(
+            f"document path {path!r} is not valid: a relative path like 'notes/today.md', "
+            "without '..', '\\', control characters or a leading '/', at most 512 characters",
+            path=path,
+        )
+    return path
+
+
+def _exists(slice_: OwnerSlice, collection: str) -> bool:
+    return bool(slice_.query("SELECT 1 FROM {prefix}collections WHERE name = ?", (collection,)))
+
+
+def _create(collection: str) -> tuple[str, Mapping[str, Any]]:
+    return (
+        "INSERT INTO {prefix}collections (name, created_gen) VALUES (:name, :generation) "
+        "ON CONFLICT (name) DO NOTHING",
+        {"name": collection},
+    )
 
 
 _DOCUMENT = (
@@ -160,9 +308,8 @@ _DOCUMENT = (
 
 
 def _document_statements(
-    collection: str, relative: str, root: str, text: str, digest: str, file: Path
+    collection: str, relative: str, root: str, text: str, digest: str, fmt: Format
 ) -> list[tuple[str, Mapping[str, Any]]]:
-    fmt = FORMATS[file.suffix.lower()]
     chunks = split(text, fmt)
     key = {"collection": collection, "path": relative}
     statements: list[tuple[str, Mapping[str, Any]]] = [
@@ -177,7 +324,7 @@ def _document_statements(
             {
                 **key,
                 "root": root,
-                "title": title_of(chunks, file.name),
+                "title": title_of(chunks, PurePosixPath(relative).name),
                 "format": fmt,
                 "hash": digest,
                 "bytes": len(text.encode("utf-8")),
