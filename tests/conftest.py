@@ -59,8 +59,11 @@ def forget_secrets() -> Iterator[None]:
 @pytest.fixture(autouse=True)
 def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     """No test sees the developer's config, plugins allowlist, data or working directory."""
-    for name in ("PRIXFIXE_CONFIG", "PRIXFIXE_EXPOSE", "PRIXFIXE_LOAD_PLUGINS", "PRIXFIXE_HOME"):
+    for name in ("PRIXFIXE_CONFIG", "PRIXFIXE_EXPOSE", "PRIXFIXE_HOME"):
         monkeypatch.delenv(name, raising=False)
+    # Third-party plugins installed beside prixfixe (the reference plugins, in the feature
+    # matrix) load in no core test unless the test names them.
+    monkeypatch.setenv("PRIXFIXE_LOAD_PLUGINS", "")
     # The store lives in tmp_path; a test that never sets PRIXFIXE_HOME still cannot reach
     # the developer's real store (the platform's user data dir).
     monkeypatch.setenv("PRIXFIXE_HOME", str(tmp_path / "prixfixe-home"))
@@ -85,7 +88,11 @@ def make_app(tmp_path: Path) -> AppFactory:
         if config is not None:
             (tmp_path / "prixfixe.toml").write_text(config, encoding="utf-8")
         return App.build(
-            env={"PRIXFIXE_HOME": str(tmp_path / "home"), **(env or {})},
+            env={
+                "PRIXFIXE_HOME": str(tmp_path / "home"),
+                "PRIXFIXE_LOAD_PLUGINS": "",
+                **(env or {}),
+            },
             cwd=tmp_path,
             facet=facet,
             extra_plugins=[WeatherPlugin()] if plugins is None else plugins,

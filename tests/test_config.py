@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -123,3 +124,40 @@ def test_the_store_lives_in_prixfixe_home_else_the_user_data_dir(tmp_path: Path)
     assert home_dir({"PRIXFIXE_HOME": str(tmp_path / "h")}) == tmp_path / "h"
     # The isolated fixture points XDG_DATA_HOME into tmp_path.
     assert home_dir({}) == tmp_path / "xdg-data" / "prixfixe"
+
+
+def test_knowledge_folders_default_their_collection_and_resolve_beside_the_file(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "prixfixe.toml").write_text(
+        '[knowledge.folders.notes]\npath = "notes"\n\n'
+        '[knowledge.folders.web]\npath = "~/saved"\ncollection = "pages"\nwatch = false\n'
+    )
+    loaded = load_config({}, tmp_path)
+    folders = loaded.model.knowledge.folders
+    assert (folders["notes"].collection, folders["notes"].watch) == (None, True)
+    assert folders["notes"].folder(tmp_path) == tmp_path / "notes"
+    assert folders["web"].folder(tmp_path) == Path("~/saved").expanduser()
+    assert loaded.model.knowledge.debounce_ms == 200
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        (
+            '[knowledge.folders.a]\npath = "x"\ncollection = "c"\n'
+            '[knowledge.folders.b]\npath = "y"\ncollection = "c"\n',
+            "folders 'a' and 'b' both fill collection 'c'",
+        ),
+        ('[knowledge.folders."Bad Name"]\npath = "x"\n', "knowledge.folders.Bad Name"),
+        ('[knowledge.folders.a]\npath = "x"\ninclude = []\n', "knowledge.folders.a.include"),
+        ('[knowledge.folders.a]\npath = "x"\nwatched = true\n', "unknown key"),
+        ("[knowledge]\ndebounce_ms = 0\n", "knowledge.debounce_ms"),
+    ],
+)
+def test_invalid_knowledge_folders_are_errors_naming_the_key(
+    tmp_path: Path, toml: str, message: str
+) -> None:
+    (tmp_path / "prixfixe.toml").write_text(toml)
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        load_config({}, tmp_path)

@@ -19,7 +19,13 @@ from prixfixe.declarations.content import Audio, Embedded, Image, ResourceLink, 
 from prixfixe.declarations.hookspecs import hookimpl
 from prixfixe.declarations.kinds import StoreKind, StoreMigration
 from prixfixe.declarations.prompt import Prompt, PromptArgument, PromptContext, PromptMessage
-from prixfixe.declarations.resource import Resource, ResourceBody, ResourceContext, ResourceTemplate
+from prixfixe.declarations.resource import (
+    ListedResource,
+    Resource,
+    ResourceBody,
+    ResourceContext,
+    ResourceTemplate,
+)
 from prixfixe.declarations.steps import StepContext, StepOutput, StepType
 from prixfixe.declarations.tool import Tool, ToolContext, ToolResult
 from prixfixe.errors import StepFailure
@@ -29,6 +35,7 @@ __all__ = [
     "Audio",
     "Embedded",
     "Image",
+    "ListedResource",
     "Prompt",
     "PromptArgument",
     "PromptContext",

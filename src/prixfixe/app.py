@@ -8,7 +8,7 @@ import os
 import threading
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from functools import cached_property, partial
 from pathlib import Path
@@ -36,6 +36,7 @@ from prixfixe.tools.validation import validate_arguments
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
+    from prixfixe.knowledge.watch import FolderSync
     from prixfixe.prompts.service import PromptService
     from prixfixe.resources.notify import Notifier
     from prixfixe.resources.service import ResourceService
@@ -148,13 +149,32 @@ class App:
         return await call_mounted(self.servers, servers, self.exposure, server, tool, arguments)
 
     @asynccontextmanager
-    async def serving(self) -> AsyncIterator[None]:
-        """What runs while a server serves this app: its mounted servers' connections."""
-        if not self.config.model.servers:
+    async def serving(self, *, folders: bool = True) -> AsyncIterator[None]:
+        """What runs while a server serves this app: its mounted servers' connections and,
+        unless `folders` is false, its configured knowledge folders (ingested at start in a
+        worker thread, then watched)."""
+        async with AsyncExitStack() as stack:
+            if self.config.model.servers:
+                await stack.enter_async_context(self.servers.running())
+            if folders and self.config.model.knowledge.folders:
+                await stack.enter_async_context(self.knowledge_folders.running())
             yield
-            return
-        async with self.servers.running():
-            yield
+
+    @cached_property
+    def knowledge_folders(self) -> FolderSync:
+        """The configured `[knowledge.folders]`, kept in step with their collections."""
+        from prixfixe.knowledge import KNOWLEDGE_OWNER
+        from prixfixe.knowledge.watch import FolderSync, configured
+
+        base_dir = self.config.path.parent if self.config.path else self.cwd
+        return FolderSync(
+            configured(self.config, base_dir),
+            lambda: self.store.slice(KNOWLEDGE_OWNER),
+            self.routines.fs,
+            self.notifier,
+            debounce_ms=self.config.model.knowledge.debounce_ms,
+            semantic=self.semantic_search,
+        )
 
     # -- the store --------------------------------------------------------------------------
 
@@ -189,6 +209,11 @@ class App:
             if self._store is not None:
                 self._store.close()
                 self._store = None
+
+    @property
+    def semantic_search(self) -> bool:
+        """`[search] semantic`: tool search and knowledge search fuse dense embeddings."""
+        return self.config.model.search.semantic
 
     # -- resources --------------------------------------------------------------------------
 

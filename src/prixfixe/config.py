@@ -221,6 +221,78 @@ class SearchConfig(BaseModel):
     )
 
 
+#: A configured knowledge folder's name: its collection's name unless `collection` says
+#: otherwise, so it follows the collection rule.
+KNOWLEDGE_NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
+KNOWLEDGE_NAME_HELP = (
+    "a knowledge folder's name is 1-64 lowercase letters, digits, _ and -, starting with a "
+    "letter or digit (it names its collection unless collection = ... does)"
+)
+
+
+class KnowledgeFolderConfig(BaseModel):
+    """`[knowledge.folders.NAME]`: a folder ingested into a collection, kept in step while
+    a server serves. Trusted configuration: it is a declared file read, like a step's path."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(
+        min_length=1,
+        description="The folder (~ expanded; a relative path is relative to this file's folder).",
+    )
+    collection: str | None = Field(
+        default=None,
+        pattern=KNOWLEDGE_NAME_PATTERN,
+        description="The collection its documents go to (default: the folder's NAME).",
+    )
+    watch: bool = Field(
+        default=True,
+        description="While a server serves, re-ingest the files that change (false: only "
+        "when the server starts and with prixfixe kb sync).",
+    )
+    include: list[Annotated[str, StringConstraints(min_length=1)]] | None = Field(
+        default=None,
+        min_length=1,
+        description="Globs on paths relative to the folder (* matches across folders too); "
+        "default: every document.",
+    )
+
+    def folder(self, base_dir: Path) -> Path:
+        """The folder as an absolute path: `~` expanded, relative to `base_dir`."""
+        path = Path(self.path).expanduser()
+        return Path(os.path.normpath(path if path.is_absolute() else base_dir / path))
+
+
+class KnowledgeConfig(BaseModel):
+    """`[knowledge]`: configured folders, and how quickly a watched change is ingested."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    debounce_ms: int = Field(
+        default=200,
+        ge=1,
+        le=60_000,
+        description="A watched folder's changes are ingested once it has been quiet this many "
+        "milliseconds (one that never goes quiet: every 1.6 s, or 8 times this if longer).",
+    )
+    folders: dict[
+        Annotated[str, StringConstraints(pattern=KNOWLEDGE_NAME_PATTERN)], KnowledgeFolderConfig
+    ] = Field(default_factory=dict, description="Folders kept in collections, by name.")
+
+    @model_validator(mode="after")
+    def _one_folder_per_collection(self) -> KnowledgeConfig:
+        owners: dict[str, str] = {}
+        for name, folder in self.folders.items():
+            collection = folder.collection or name
+            if collection in owners:
+                raise ValueError(
+                    f"folders {owners[collection]!r} and {name!r} both fill collection "
+                    f"{collection!r}; give each folder its own collection"
+                )
+            owners[collection] = name
+        return self
+
+
 #: A mounted server's name: it names its facet and prefixes its tools (`NAME.tool`), so it has
 #: no dot and follows the facet rule.
 SERVER_NAME_PATTERN = r"^[a-z][a-z0-9_-]{0,63}$"
@@ -296,6 +368,7 @@ class ConfigModel(BaseModel):
     http: HttpConfig = Field(default_factory=HttpConfig)
     reports: ReportsConfig = Field(default_factory=ReportsConfig)
     search: SearchConfig = Field(default_factory=SearchConfig)
+    knowledge: KnowledgeConfig = Field(default_factory=KnowledgeConfig)
     servers: dict[Annotated[str, StringConstraints(pattern=SERVER_NAME_PATTERN)], ServerConfig] = (
         Field(
             default_factory=dict,
@@ -412,6 +485,10 @@ def _describe(err: Any) -> str:
         return f"{loc}: {err['msg'].removeprefix('Value error, ')}"
     if err["loc"][:1] == ("servers",) and err["loc"][-1:] == ("[key]",):
         return f"servers.{err['input']}: {SERVER_NAME_HELP}"
+    if err["loc"][:2] == ("knowledge", "folders") and err["loc"][-1:] == ("[key]",):
+        return f"knowledge.folders.{err['input']}: {KNOWLEDGE_NAME_HELP}"
+    if err["loc"][:1] == ("knowledge",) and kind == "value_error":
+        return f"{loc}: {err['msg'].removeprefix('Value error, ')}"  # says it all
     got = err.get("input")
     return f"{loc}: {err['msg'].lower()} (got {type(got).__name__} {got!r})"
 

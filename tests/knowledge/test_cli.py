@@ -1,14 +1,25 @@
-"""`prixfixe kb add|list|search`: PATH must be a granted read root, or granted for the run."""
+"""`prixfixe kb`: PATH must be a granted read root, or granted for the run; configured folders
+sync without a grant (unless the leash says otherwise); show, remove and reindex; a progress
+bar only on a terminal, and a confirmation only there (one real process on a pty)."""
 
 from __future__ import annotations
 
 import json
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 from prixfixe.cli import cli
+from prixfixe.leash.fs import observe_opens, unobserve_opens
+from tests.knowledge.conftest import GUIDE
 
 
 @pytest.fixture
@@ -52,3 +63,191 @@ def test_kb_add_reads_a_root_granted_in_the_configuration(
     )
     assert result.exit_code == 0, result.output
     assert "1 added" in result.output
+
+
+def _add(runner: CliRunner, folder: Path) -> dict[str, Any]:
+    args = ["kb", "add", str(folder), "--collection", "garden", "--grant", "--json"]
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    return dict(json.loads(result.stdout))
+
+
+def _config(tmp_path: Path, text: str) -> dict[str, str]:
+    config = tmp_path / "prixfixe.toml"
+    config.write_text(text, encoding="utf-8")
+    return {"PRIXFIXE_CONFIG": str(config)}
+
+
+FOLDERS = '[knowledge.folders.notes]\npath = "notes"\n\n[knowledge.folders.more]\npath = "more"\n'
+
+
+def test_kb_sync_ingests_the_configured_folders_without_a_grant(
+    runner: CliRunner, folder: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "more").mkdir()
+    (tmp_path / "more" / "page.html").write_text("<h1>More</h1><p>words</p>")
+    env = _config(tmp_path, FOLDERS)
+    first = runner.invoke(cli, ["kb", "sync", "--json"], env=env)
+    assert first.exit_code == 0, first.output
+    report = json.loads(first.stdout)
+    assert [(r["folder"], r["collection"]) for r in report] == [
+        ("notes", "notes"),
+        ("more", "more"),
+    ]
+    assert sorted(report[0]["result"]["added"]) == ["deep/bees.md", "guide.md", "notes.txt"]
+    again = runner.invoke(cli, ["kb", "sync", "notes"], env=env)
+    assert again.exit_code == 0, again.output
+    assert "notes -> notes: 0 added, 0 updated, 3 unchanged" in again.stdout
+    unknown = runner.invoke(cli, ["kb", "sync", "nope"], env=env)
+    assert unknown.exit_code == 1
+    assert "no knowledge folder 'nope' is configured (folders: notes, more)" in unknown.stderr
+
+
+def test_kb_sync_without_configured_folders_says_how_to_configure_one(runner: CliRunner) -> None:
+    result = runner.invoke(cli, ["kb", "sync"])
+    assert result.exit_code == 1
+    assert "[knowledge.folders.NAME]" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_kb_sync_of_a_folder_outside_an_explicit_fs_read_is_refused_with_nothing_opened(
+    runner: CliRunner, folder: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "more").mkdir()
+    env = _config(tmp_path, f'[leash]\nfs_read = ["{tmp_path / "more"}"]\n\n{FOLDERS}')
+    opened: list[Path] = []
+    observe_opens(opened.append)
+    try:
+        result = runner.invoke(cli, ["kb", "sync", "--json"], env=env)
+    finally:
+        unobserve_opens(opened.append)
+    assert result.exit_code == 1
+    notes, more = json.loads(result.stdout)
+    assert "knowledge folder 'notes' is refused by the leash" in notes["error"]
+    assert "add the folder to [leash] fs_read" in notes["error"]
+    assert more["result"]["added"] == []
+    assert not [p for p in opened if p.is_relative_to(folder)]
+
+
+def test_kb_show_lists_documents_and_shows_one_outline_or_text(
+    runner: CliRunner, folder: Path
+) -> None:
+    _add(runner, folder)
+    table = runner.invoke(cli, ["kb", "show", "garden"])
+    assert table.exit_code == 0, table.output
+    assert "guide.md" in table.stdout
+    assert "Garden guide" in table.stdout
+    docs = json.loads(runner.invoke(cli, ["kb", "show", "garden", "--json"]).stdout)
+    guide = next(d for d in docs if d["path"] == "guide.md")
+    outline = runner.invoke(cli, ["kb", "show", "garden", "guide.md"])
+    assert outline.exit_code == 0, outline.output
+    assert guide["uri"] in outline.stdout
+    assert outline.stdout.index("Watering") < outline.stdout.index("Pruning")
+    by_id = json.loads(
+        runner.invoke(cli, ["kb", "show", "garden", str(guide["id"]), "--json"]).stdout
+    )
+    assert [s["heading"] for s in by_id["sections"]] == ["Garden guide", "Watering", "Pruning"]
+    text = runner.invoke(cli, ["kb", "show", "garden", "guide.md", "--text"])
+    assert text.stdout == GUIDE
+    missing = runner.invoke(cli, ["kb", "show", "garden", "nope.md"])
+    assert missing.exit_code == 1
+    assert "collection 'garden' has no document 'nope.md'" in missing.stderr
+    unknown = runner.invoke(cli, ["kb", "show", "nowhere"])
+    assert "unknown collection 'nowhere'" in unknown.stderr
+
+
+def test_kb_remove_refuses_without_a_terminal_or_yes_and_removes_with_yes(
+    runner: CliRunner, folder: Path
+) -> None:
+    _add(runner, folder)
+    refused = runner.invoke(cli, ["kb", "remove", "garden", "guide.md"])
+    assert refused.exit_code == 1
+    assert "no terminal to confirm on; add --yes" in refused.stderr
+    assert len(json.loads(runner.invoke(cli, ["kb", "show", "garden", "--json"]).stdout)) == 3
+    one = runner.invoke(cli, ["kb", "remove", "garden", "guide.md", "--yes", "--json"])
+    assert json.loads(one.stdout)["removed"] == ["guide.md"]
+    whole = runner.invoke(cli, ["kb", "remove", "garden", "--yes"])
+    assert whole.exit_code == 0, whole.output
+    assert "removed collection 'garden' and its 2 documents" in whole.stdout
+    assert json.loads(runner.invoke(cli, ["kb", "list", "--json"]).stdout) == []
+
+
+def test_kb_reindex_rechunks_every_document_it_may_read_and_reports_counts(
+    runner: CliRunner, folder: Path
+) -> None:
+    _add(runner, folder)
+    refused = runner.invoke(cli, ["kb", "reindex"])
+    assert refused.exit_code == 0, refused.output
+    assert "garden: 0 re-chunked, 3 skipped" in refused.stdout
+    assert "is outside the file grant" in refused.stdout
+    result = runner.invoke(cli, ["kb", "reindex", "--collection", "garden", "--grant", "--json"])
+    assert result.exit_code == 0, result.output
+    (garden,) = json.loads(result.stdout)
+    assert garden["updated"] == ["deep/bees.md", "guide.md", "notes.txt"]
+    assert garden["skipped"] == []
+
+
+def _on_a_terminal(
+    args: list[str], cwd: Path, home: Path, answer: bytes | None = None
+) -> tuple[int, str, str]:
+    """Run `prixfixe ARGS` in a real process whose stdin and stderr are a terminal (a pty)
+    and stdout a pipe; type `answer` at its prompt. Bounded: a deadline, never a sleep."""
+    master, slave = pty.openpty()
+    env = {**os.environ, "PRIXFIXE_HOME": str(home), "TERM": "xterm", "COLUMNS": "100"}
+    env.pop("PRIXFIXE_CONFIG", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "prixfixe", *args],
+        stdin=slave,
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        cwd=cwd,
+        env=env,
+    )
+    os.close(slave)
+    screen = b""
+    deadline = time.monotonic() + 60
+    try:
+        while True:
+            ready, _, _ = select.select([master], [], [], max(0.0, deadline - time.monotonic()))
+            assert ready, f"no end of output by the deadline: {screen!r}"
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # the process closed the terminal
+                break
+            if not chunk:
+                break
+            screen += chunk
+            if answer is not None and b"[y/N]" in screen:
+                os.write(master, answer)
+                answer = None
+        assert proc.stdout is not None
+        out = proc.stdout.read().decode()
+        code = proc.wait(timeout=60)
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+    return code, out, screen.decode(errors="replace")
+
+
+@pytest.mark.slow
+def test_on_a_terminal_kb_remove_asks_and_kb_add_shows_progress_but_json_stays_clean(
+    folder: Path, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    add = ["kb", "add", str(folder), "--collection", "garden", "--grant"]
+    code, out, screen = _on_a_terminal(add, tmp_path, home)
+    assert code == 0, screen
+    assert "adding to garden" in screen  # the progress bar, on the terminal
+    assert "3 added" in out
+    code, out, screen = _on_a_terminal([*add, "--json"], tmp_path, home)
+    assert code == 0, screen
+    assert json.loads(out)["unchanged"] == ["deep/bees.md", "guide.md", "notes.txt"]
+    assert "adding to garden" not in screen
+    code, out, screen = _on_a_terminal(["kb", "remove", "garden"], tmp_path, home, b"n\n")
+    assert code == 1
+    assert "Remove collection 'garden' and its 3 documents? [y/N]" in screen
+    assert "nothing removed" in screen
+    code, out, screen = _on_a_terminal(["kb", "remove", "garden"], tmp_path, home, b"y\n")
+    assert code == 0, screen
+    assert "removed collection 'garden'" in out

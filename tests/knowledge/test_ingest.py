@@ -3,16 +3,30 @@ only through the file gate, malformed files skipped with a reason."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
+from types import SimpleNamespace
+from typing import cast
 
 import pytest
 
 from prixfixe.app import App
 from prixfixe.errors import FsRefusedError, KnowledgeError
-from prixfixe.knowledge import catalog
-from prixfixe.knowledge.ingest import MAX_DOCUMENT_BYTES, Skipped
-from prixfixe.leash.fs import observe_opens, unobserve_opens
+from prixfixe.knowledge import KNOWLEDGE_OWNER, catalog, tables
+from prixfixe.knowledge.ingest import (
+    MAX_DOCUMENT_BYTES,
+    Skipped,
+    ingest,
+    ingest_changes,
+    put_text,
+    reindex,
+    remove_collection,
+    remove_document,
+)
+from prixfixe.knowledge.search import search
+from prixfixe.leash.fs import FsGate, FsGrant, observe_opens, unobserve_opens
 from prixfixe.store.api import OwnerSlice
+from prixfixe.store.sqlite import SQLiteStore
 from tests.knowledge.conftest import Ingest
 
 
@@ -132,3 +146,310 @@ def test_one_file_is_ingested_under_its_name_and_bad_collection_names_are_refuse
         add(folder, "Bad Name")
     with pytest.raises(KnowledgeError, match="unknown collection 'nope'"):
         catalog.documents(kb, "nope")
+
+
+def test_only_the_changed_paths_a_watcher_names_are_read_again(
+    add: Ingest, kb: OwnerSlice, folder: Path
+) -> None:
+    add()
+    gate = FsGate(FsGrant((folder,), (), "test"))
+    (folder / "guide.md").write_text("# Garden guide\n\nNew text.\n")
+    (folder / "fresh").mkdir()
+    (folder / "fresh" / "a.md").write_text("# A\n")
+    (folder / "fresh" / ".hidden.md").write_text("# Hidden\n")
+    (folder / "notes.txt").unlink()
+    opened: list[Path] = []
+    observe_opens(opened.append)
+    try:
+        changed = [folder / "guide.md", folder / "fresh", folder / "notes.txt", folder / ".x.md"]
+        result = ingest_changes(kb, gate, folder, "garden", changed)
+    finally:
+        unobserve_opens(opened.append)
+    assert (result.updated, result.added, result.removed) == (
+        ["guide.md"],
+        ["fresh/a.md"],
+        ["notes.txt"],
+    )
+    assert not [p for p in opened if p.name == "bees.md"], "an unchanged file is not read"
+    again = ingest_changes(kb, gate, folder, "garden", [folder / "guide.md"])
+    assert (again.unchanged, again.generation) == (["guide.md"], None)
+
+
+def test_a_folder_gone_removes_the_documents_under_it_and_globs_narrow_a_folder(
+    add: Ingest, kb: OwnerSlice, folder: Path
+) -> None:
+    add()
+    gate = FsGate(FsGrant((folder,), (), "test"))
+    (folder / "deep" / "bees.md").unlink()
+    (folder / "deep").rmdir()
+    gone = ingest_changes(kb, gate, folder, "garden", [folder / "deep"])
+    assert gone.removed == ["deep/bees.md"]
+    narrowed = ingest(kb, gate, folder, "garden", include=["*.txt"])
+    assert (narrowed.removed, narrowed.unchanged) == (["guide.md"], ["notes.txt"])
+
+
+def test_a_notes_folder_s_hidden_folders_are_never_listed(kb: OwnerSlice, folder: Path) -> None:
+    git = folder / ".git" / "objects"
+    git.mkdir(parents=True)
+    for i in range(30):
+        (git / f"{i:02x}").write_text("blob")
+    gate = FsGate(FsGrant((folder,), (), "test"), max_entries=20)
+    opened: list[Path] = []
+    observe_opens(opened.append)
+    try:
+        result = ingest(kb, gate, folder, "garden")
+    finally:
+        unobserve_opens(opened.append)
+    assert sorted(result.added) == ["deep/bees.md", "guide.md", "notes.txt"]
+    assert not [p for p in opened if ".git" in p.parts]
+
+
+def test_progress_is_told_of_every_file(kb: OwnerSlice, folder: Path) -> None:
+    told: list[tuple[int, int]] = []
+    ingest(
+        kb,
+        FsGate(FsGrant((folder,), (), "test")),
+        folder,
+        "garden",
+        progress=lambda d, t: told.append((d, t)),
+    )
+    assert told == [(1, 3), (2, 3), (3, 3)]
+
+
+def test_reindex_rewrites_every_document_s_chunks_even_when_unchanged(
+    add: Ingest, kb: OwnerSlice, app: App, folder: Path, tmp_path: Path
+) -> None:
+    add()
+    put_text(kb, "garden", "given.md", "# Given\n\nby a tool\n")
+    before = _chunk_ids(kb)
+    generation = app.store.generation()
+    (folder / "notes.txt").unlink()
+    result = reindex(kb, FsGate(FsGrant((folder,), (), "test")), "garden")
+    assert result.updated == ["deep/bees.md", "given.md", "guide.md"]
+    assert [s.path for s in result.skipped] == ["notes.txt"]
+    assert "does not exist" in result.skipped[0].reason
+    assert app.store.generation() == generation + 1 == result.generation
+    gens = {d.path: d.gen for d in catalog.documents(kb, "garden")}
+    assert gens == {
+        "deep/bees.md": result.generation,
+        "given.md": result.generation,
+        "guide.md": result.generation,
+        "notes.txt": generation - 1,  # a file that cannot be read again stays as it was
+    }
+    after = _chunk_ids(kb)
+    assert {p: len(ids) for p, ids in after.items()} == {p: len(ids) for p, ids in before.items()}
+    assert not set(after["guide.md"]) & set(before["guide.md"]), "its chunks were rewritten"
+    outside = reindex(kb, FsGate(FsGrant((tmp_path / "prixfixe-home",), (), "test")), "garden")
+    assert outside.updated == ["given.md"]
+    assert all("outside the file grant" in s.reason for s in outside.skipped)
+
+
+def test_a_walk_is_bounded_and_visits_a_folder_reached_twice_once(
+    kb: OwnerSlice, folder: Path
+) -> None:
+    (folder / "deep" / "loop").symlink_to(folder)  # a symlinked folder inside the root
+    gate = FsGate(FsGrant((folder,), (), "test"))
+    result = ingest(kb, gate, folder, "garden")
+    assert sorted(result.added) == ["deep/bees.md", "guide.md", "notes.txt"]
+    for i in range(3):
+        (folder / f"more{i}").mkdir()
+    with pytest.raises(KnowledgeError, match="holds more than 6 files and folders"):
+        ingest(kb, FsGate(FsGrant((folder,), (), "test"), max_entries=6), folder, "garden")
+    with pytest.raises(KnowledgeError, match="folders more than 0 deep"):
+        ingest(kb, FsGate(FsGrant((folder,), (), "test"), max_depth=0), folder, "garden")
+
+
+def test_changes_outside_the_folder_or_through_an_escaping_symlink_are_not_read(
+    add: Ingest, kb: OwnerSlice, folder: Path, tmp_path: Path
+) -> None:
+    add()
+    outside = tmp_path / "private.md"
+    outside.write_text("# Private\n")
+    (folder / "link.md").symlink_to(outside)
+    gate = FsGate(FsGrant((folder,), (), "test"))
+    result = ingest_changes(kb, gate, folder, "garden", [outside, folder / "link.md", folder])
+    assert result.generation is None
+    assert [s.path for s in result.skipped] == ["link.md"]
+    assert "is outside the file grant" in result.skipped[0].reason
+    narrowed = ingest_changes(
+        kb, gate, folder, "garden", [folder / "guide.md"], include=["*.txt", "deep/*"]
+    )
+    assert narrowed.removed == ["guide.md"]  # no longer included: as if renamed away
+
+
+def test_one_file_that_is_not_a_document_is_skipped_saying_what_is(
+    add: Ingest, folder: Path
+) -> None:
+    (folder / "photo.png").write_bytes(b"\x89PNG")
+    result = add(folder / "photo.png", "photos")
+    assert result.skipped[0].path == "photo.png"
+    assert result.skipped[0].reason.startswith("not a document (.md, .markdown, .txt, .text, .html")
+    with pytest.raises(KnowledgeError, match="does not exist"):
+        add(folder / "nowhere.md")
+
+
+# --- the full-text index follows the chunks, whichever writer wrote them -------------------
+#
+# Since migration 0003 no trigger indexes an inserted chunk: the one write path (`_Writes`)
+# ends each transaction that inserts chunks with one statement that indexes them all.
+
+
+def _assert_index_matches_chunks(kb: OwnerSlice, app: App, tmp_path: Path) -> None:
+    """The FTS5 index holds exactly the chunks: one entry per chunk (its docsize table, read
+    through the slice), and FTS5's own `integrity-check` passes with a rank of 1, which also
+    compares the index with the chunks it was built from. The check is a write, so it runs
+    on a copy of the store file."""
+    indexed = kb.query("SELECT id FROM {prefix}chunks_fts_docsize ORDER BY id")
+    assert indexed == kb.query("SELECT id FROM {prefix}chunks ORDER BY id")
+    copy = tmp_path / f"copy-{len(list(tmp_path.glob('copy-*')))}.sqlite3"
+    source = sqlite3.connect(f"file:{app.store.location}?mode=ro", uri=True)
+    target = sqlite3.connect(copy)
+    try:
+        source.backup(target)
+        fts = f"{kb.prefix}chunks_fts"
+        target.execute(f"INSERT INTO {fts} ({fts}, rank) VALUES ('integrity-check', 1)")
+    finally:
+        source.close()
+        target.close()
+
+
+def _matches(kb: OwnerSlice, word: str) -> list[str]:
+    return sorted(f"{h.collection}/{h.path}" for h in search(kb, word))
+
+
+def test_the_index_check_catches_a_chunk_written_behind_the_write_path_s_back(
+    add: Ingest, kb: OwnerSlice, app: App, tmp_path: Path
+) -> None:
+    add()
+    _assert_index_matches_chunks(kb, app, tmp_path)
+    kb.execute(
+        "INSERT INTO {prefix}chunks (document, seq, heading, body) "
+        "SELECT MIN(id), 99, '', 'stray' FROM {prefix}documents"
+    )
+    with pytest.raises(AssertionError):
+        _assert_index_matches_chunks(kb, app, tmp_path)
+
+
+def test_ingest_keeps_the_index_in_step_as_files_are_added_changed_and_removed(
+    add: Ingest, kb: OwnerSlice, app: App, folder: Path, tmp_path: Path
+) -> None:
+    add()
+    add(collection="other")
+    _assert_index_matches_chunks(kb, app, tmp_path)
+    assert _matches(kb, "quokka") == ["garden/guide.md", "other/guide.md"]
+    (folder / "guide.md").write_text("# Garden guide\n\n## Watering\n\nThe numbat waters.\n")
+    (folder / "notes.txt").unlink()
+    (folder / "deep" / "wasps.md").write_text("# Wasps\n\nWasps eat the pear.\n")
+    result = add()
+    assert (result.updated, result.removed, result.added) == (
+        ["guide.md"],
+        ["notes.txt"],
+        ["deep/wasps.md"],
+    )
+    _assert_index_matches_chunks(kb, app, tmp_path)
+    assert _matches(kb, "quokka") == ["other/guide.md"]  # replaced text is no longer found
+    assert _matches(kb, "numbat") == ["garden/guide.md"]
+    assert _matches(kb, "wombats") == ["other/notes.txt"]
+    assert _matches(kb, "pear") == ["garden/deep/wasps.md"]
+
+
+def test_put_text_keeps_the_index_in_step_as_a_document_is_added_and_replaced(
+    kb: OwnerSlice, app: App, tmp_path: Path
+) -> None:
+    put_text(kb, "given", "a.md", "# A\n\nThe quokka smiles.\n\n## More\n\nAnd more.\n")
+    put_text(kb, "given", "b.txt", "Plain wombat text.\n", "text")
+    _assert_index_matches_chunks(kb, app, tmp_path)
+    assert _matches(kb, "quokka") == ["given/a.md"]
+    put_text(kb, "given", "a.md", "# A\n\nThe numbat digs.\n")
+    _assert_index_matches_chunks(kb, app, tmp_path)
+    assert _matches(kb, "quokka") == []
+    assert _matches(kb, "numbat") == ["given/a.md"]
+    assert _matches(kb, "wombat") == ["given/b.txt"]
+
+
+def test_reindex_keeps_the_index_in_step(
+    add: Ingest, kb: OwnerSlice, app: App, folder: Path, tmp_path: Path
+) -> None:
+    add()
+    put_text(kb, "garden", "given.md", "# Given\n\nThe quokka by a tool.\n")
+    (folder / "deep" / "bees.md").write_text("# Bees\n\nBees make mead.\n")
+    result = reindex(kb, FsGate(FsGrant((folder,), (), "test")), "garden")
+    assert result.updated == ["deep/bees.md", "given.md", "guide.md", "notes.txt"]
+    _assert_index_matches_chunks(kb, app, tmp_path)
+    assert _matches(kb, "honey") == []
+    assert _matches(kb, "mead") == ["garden/deep/bees.md"]
+    assert _matches(kb, "quokka") == ["garden/given.md", "garden/guide.md"]
+
+
+def test_ingest_changes_keeps_the_index_in_step_even_when_a_file_is_named_twice(
+    add: Ingest, kb: OwnerSlice, app: App, folder: Path, tmp_path: Path
+) -> None:
+    add()
+    gate = FsGate(FsGrant((folder,), (), "test"))
+    (folder / "deep" / "bees.md").write_text("# Bees\n\nBees make mead.\n\n## Hives\n\nWax.\n")
+    (folder / "deep" / "ants.md").write_text("# Ants\n\nAnts farm aphids.\n")
+    # The file and its folder both changed: the walk of `deep` reads bees.md a second time,
+    # in the same transaction. Only its last write counts, and the index holds it once.
+    changed = [folder / "deep", folder / "deep" / "bees.md", folder / "deep" / "ants.md"]
+    result = ingest_changes(kb, gate, folder, "garden", changed)
+    assert result.changed
+    _assert_index_matches_chunks(kb, app, tmp_path)
+    assert _matches(kb, "honey") == []
+    assert _matches(kb, "mead") == ["garden/deep/bees.md"]
+    assert _matches(kb, "aphids") == ["garden/deep/ants.md"]
+    assert len(_chunk_ids(kb)["deep/bees.md"]) == 2
+    (folder / "deep" / "ants.md").unlink()
+    ingest_changes(kb, gate, folder, "garden", [folder / "deep" / "ants.md"])
+    _assert_index_matches_chunks(kb, app, tmp_path)
+    assert _matches(kb, "aphids") == []
+
+
+def test_removing_documents_and_collections_keeps_the_index_in_step(
+    add: Ingest, kb: OwnerSlice, app: App, tmp_path: Path
+) -> None:
+    add()
+    add(collection="other")
+    guide = next(d for d in catalog.documents(kb, "garden") if d.path == "guide.md")
+    remove_document(kb, "garden", guide.id)
+    _assert_index_matches_chunks(kb, app, tmp_path)
+    assert _matches(kb, "quokka") == ["other/guide.md"]
+    remove_collection(kb, "other")
+    _assert_index_matches_chunks(kb, app, tmp_path)
+    assert _matches(kb, "quokka") == []
+    assert _matches(kb, "honey") == ["garden/deep/bees.md"]
+
+
+def test_a_store_indexed_by_the_old_insert_trigger_stays_in_step_after_the_upgrade(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "old" / "store.sqlite3"
+    old = SQLiteStore.open(path, {}, {KNOWLEDGE_OWNER: tables.MIGRATIONS[:2]})
+    slice_ = old.slice(KNOWLEDGE_OWNER)
+    slice_.execute_batch(  # chunks written as before 0003: indexed one by one by the trigger
+        [
+            ("INSERT INTO {prefix}collections (name, created_gen) VALUES ('old', 1)", {}),
+            (
+                "INSERT INTO {prefix}documents (collection, path, root, title, format, hash, "
+                "bytes, gen) VALUES (1, 'a.md', '', 'A', 'markdown', 'x', 1, 1)",
+                {},
+            ),
+            (
+                "INSERT INTO {prefix}chunks (document, seq, heading, body) "
+                "VALUES (1, 0, 'A', '# A\n\nThe quokka.\n')",
+                {},
+            ),
+        ]
+    )
+    old.close()
+    store = SQLiteStore.open(path, {}, {KNOWLEDGE_OWNER: tables.MIGRATIONS})
+    try:
+        kb = store.slice(KNOWLEDGE_OWNER)
+        app = cast(App, SimpleNamespace(store=store))
+        _assert_index_matches_chunks(kb, app, tmp_path)
+        assert _matches(kb, "quokka") == ["old/a.md"]
+        put_text(kb, "old", "a.md", "# A\n\nThe numbat.\n")
+        put_text(kb, "old", "b.md", "# B\n\nThe quokka again.\n")
+        _assert_index_matches_chunks(kb, app, tmp_path)
+        assert (_matches(kb, "quokka"), _matches(kb, "numbat")) == (["old/b.md"], ["old/a.md"])
+    finally:
+        store.close()

@@ -104,8 +104,13 @@ async def test_templates_are_listed_with_their_uri_templates(
     assert set(templates) == {
         "fixture://notes/{name}",
         "prixfixe://store/{kind}/{id}",
-        "prixfixe://knowledge/{collection}/documents",
+        "prixfixe://knowledge/{collection}/documents{?cursor}",
         "prixfixe://knowledge/{collection}/document/{id}",
+        "prixfixe://knowledge/{collection}/document/{id}/outline",
+        "prixfixe://knowledge/{collection}/document/{id}/section/{seq}",
+        "prixfixe://knowledge/{collection}/document/{id}/chunks/{span}",
+        "prixfixe://knowledge/{collection}/stats",
+        "prixfixe://knowledge/search{?q,collection,path,format,limit}",
     }
     assert templates["fixture://notes/{name}"].mime_type == "text/markdown"
     assert result.next_cursor is None

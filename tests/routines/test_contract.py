@@ -18,6 +18,8 @@ from prixfixe.app import App
 from prixfixe.cli import cli
 from prixfixe.core.plugins import DEFAULT_PLUGINS
 from prixfixe.declarations.steps import StepType
+from prixfixe.knowledge import KNOWLEDGE_OWNER
+from prixfixe.knowledge.ingest import put_text
 from prixfixe.routines.contract import breaking_changes, check_goldens, golden, write_goldens
 from tests.conftest import AppFactory
 from tests.gitrepos import commit, remote_and_clone
@@ -159,6 +161,9 @@ command = [{py}, "-c", "print('{{\\"ok\\": true}}')"]
 type = "capability-index"
 variant = "stats"
 [[routines.all.steps]]
+type = "kb-search"
+query = "notes"
+[[routines.all.steps]]
 type = "mcp-query"
 server = "fix"
 tool = "add"
@@ -168,6 +173,7 @@ arguments = {{ a = 1, b = 2 }}
     app.store.put("reminder", {"text": "r", "due": "2020-01-01"})
     app.store.put("deadline", {"label": "d", "date": "2030-01-01", "notes": "n"})
     app.store.put("countdown", {"label": "c", "start": "2020-01-01", "end": "2099-12-31"})
+    put_text(app.store.slice(KNOWLEDGE_OWNER), "notes", "a.md", "# Notes\n\nSome notes.\n")
 
     async def go() -> Any:
         async with app.serving():

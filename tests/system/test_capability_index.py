@@ -150,8 +150,13 @@ async def test_the_full_index_describes_every_kind_of_capability(make_app: AppFa
     assert kinds["reminder"]["schema"]["properties"]["due"]["format"] == "date"
     assert [t["uri_template"] for t in full["resource_templates"]] == [
         "prixfixe://store/{kind}/{id}",
-        "prixfixe://knowledge/{collection}/documents",
+        "prixfixe://knowledge/{collection}/documents{?cursor}",
         "prixfixe://knowledge/{collection}/document/{id}",
+        "prixfixe://knowledge/{collection}/document/{id}/outline",
+        "prixfixe://knowledge/{collection}/document/{id}/section/{seq}",
+        "prixfixe://knowledge/{collection}/document/{id}/chunks/{span}",
+        "prixfixe://knowledge/{collection}/stats",
+        "prixfixe://knowledge/search{?q,collection,path,format,limit}",
     ]
     steps = {s["name"]: s for s in full["step_types"]}
     assert steps["git-status"]["programs"] == ["git"]

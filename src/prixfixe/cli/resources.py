@@ -20,6 +20,7 @@ def resources() -> None:
 @friendly
 def resources_list(templates: bool, as_json: bool) -> None:
     """Every listed resource (all pages), or with --templates every template."""
+    import anyio
     from rich.table import Table
 
     service = build_app().resources
@@ -31,7 +32,7 @@ def resources_list(templates: bool, as_json: bool) -> None:
             t_page = service.list_templates(cursor)
             items, cursor = t_page.resource_templates, t_page.next_cursor
         else:
-            r_page = service.list_resources(cursor)
+            r_page = anyio.run(service.list_resources, cursor)
             items, cursor = r_page.resources, r_page.next_cursor
         entries += [i.model_dump(mode="json", by_alias=True, exclude_none=True) for i in items]
         if cursor is None:

@@ -130,7 +130,7 @@ def _run(app: Any, routine: Any, fmt: str) -> Any:
                         return
 
             tg.start_soon(watch)
-            async with app.serving():  # mounted servers, for `mcp-query` steps
+            async with app.serving(folders=False):  # mounted servers, for `mcp-query` steps
                 outcome.append(
                     await app.routines.run(
                         routine,

@@ -39,6 +39,8 @@ DEFAULT_PLUGINS: dict[str, str] = {
     "prixfixe.default_plugins.program_steps": "prixfixe.routines.builtin.program",
     "prixfixe.default_plugins.mcp_query_steps": "prixfixe.routines.builtin.mcp_query",
     "prixfixe.default_plugins.knowledge": "prixfixe.knowledge.plugin",
+    "prixfixe.default_plugins.knowledge_tools": "prixfixe.knowledge.tools",
+    "prixfixe.default_plugins.kb_search_steps": "prixfixe.knowledge.step",
 }
 
 

@@ -66,6 +66,11 @@ class Host(LogLevels, Protocol):
         ...
 
     @property
+    def semantic_search(self) -> bool:
+        """`[search] semantic`: tool search and knowledge search fuse dense embeddings."""
+        ...
+
+    @property
     def routines(self) -> Routines:
         """Configured and built-in routines, and the gates their steps pass."""
         ...

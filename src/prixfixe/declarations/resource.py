@@ -1,5 +1,6 @@
 """What a plugin declares to publish data as MCP resources: `Resource` (one URI),
-`ResourceTemplate` (an RFC 6570 URI template), the reader's context and what a reader returns.
+`ResourceTemplate` (an RFC 6570 URI template, optionally with a lister of its instances, each
+a `ListedResource`), the reader's context and what a reader returns.
 
 Like `tool.py`, this module sits low on purpose: a plugin imports it (through `prixfixe`) and
 little else. The resource service (`prixfixe.resources`) reads these declarations.
@@ -42,6 +43,9 @@ class ResourceContext:
     uri: str = ""
     owner: str = ""
     request: ServerRequestContext[Any] | None = None
+    #: How many entries a paged read (a listing a reader serves) returns at a time:
+    #: `[resources] page_size`, as in `resources/list`.
+    page_size: int = 100
 
 
 @dataclass(frozen=True)
@@ -76,6 +80,32 @@ Completer: TypeAlias = Callable[
 
 
 @dataclass(frozen=True, kw_only=True)
+class ListedResource:
+    """One instance of a template that `resources/list` shows (see `ResourceTemplate.lister`):
+    the wire fields of a listed resource. `mime_type` and `audience` default to the
+    template's."""
+
+    uri: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    size: int | None = None
+    audience: tuple[Audience, ...] = ()
+    priority: float | None = None
+    last_modified: str | None = None
+
+
+#: A lister takes the context, the URI the listing continues after (None: from the start) and
+#: how many entries to return at most; it returns the template's instances whose URIs sort
+#: after that one, sorted by URI (sync or async).
+ResourceLister: TypeAlias = Callable[
+    [ResourceContext, "str | None", int],
+    "Awaitable[Sequence[ListedResource]] | Sequence[ListedResource]",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
 class Resource:
     """One resource at a fixed URI, declared in full.
 
@@ -102,7 +132,11 @@ class ResourceTemplate:
     """A family of resources named by an RFC 6570 URI template, e.g.
     `prixfixe://store/{kind}/{id}`. A read whose URI matches the template calls `reader` with
     the template's variables. `completions` maps a variable name to a completer, which
-    `completion/complete` calls."""
+    `completion/complete` calls.
+
+    `lister`, when given, lists the template's instances in `resources/list`, computed at list
+    time from the plugin's own data (rows in its store tables) rather than one `Resource`
+    declared per row: the service asks it for one page at a time, after the cursor's URI."""
 
     uri_template: str
     name: str
@@ -113,6 +147,7 @@ class ResourceTemplate:
     audience: tuple[Audience, ...] = ()
     priority: float | None = None
     completions: Mapping[str, Completer] = field(default_factory=dict)
+    lister: ResourceLister | None = None
     owner: str = field(default="", compare=False)
 
 
@@ -168,6 +203,8 @@ def _admit_template(template: ResourceTemplate, owner: str) -> RegisteredTemplat
             )
         if not callable(completer):
             raise RegistryError(f"{where}: the completer for {name!r} is not callable")
+    if template.lister is not None and not callable(template.lister):
+        raise RegistryError(f"{where}: lister must be callable")
     return RegisteredTemplate(replace(template, owner=owner), parsed)
 
 

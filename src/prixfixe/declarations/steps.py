@@ -91,6 +91,8 @@ class StepContext:
     net: NetGate = field(default_factory=lambda: NetGate(NetGrant((), "none")), repr=False)
     #: The configuration's named command lines (`[commands]`), program first.
     commands: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+    #: `[search] semantic`: a step that searches (`kb-search`) fuses dense embeddings.
+    semantic: bool = False
 
     def path(self, value: str) -> Path:
         """A params path: `~` expanded, relative ones against the step's base directory."""

@@ -31,6 +31,10 @@ if TYPE_CHECKING:
 TOOL_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 #: Facet names are short lowercase identifiers so they read well in env vars and TOML lists.
 FACET_NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
+#: Arguments larger than this (as compact JSON) are refused before any parsing work: no tool
+#: here needs more, and a runaway payload should cost one clear error, not memory. A tool
+#: that takes text states the limit its text is under (it sits here, low, for that).
+MAX_ARGUMENT_BYTES = 1_000_000
 
 
 @dataclass(frozen=True)

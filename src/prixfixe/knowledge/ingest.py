@@ -1,42 +1,55 @@
-"""Ingesting files into a collection: read through the file gate, hashed, chunked, written once.
+"""Ingesting files into a collection: read through the file gate, hashed, converted, chunked,
+written once.
 
 Every file is opened by the leash's file gate (`FsGate`): a folder or file outside its read
 roots is refused before anything is opened, and a walk follows a symlink only to a target
 inside them. A document is keyed by its path relative to the folder it was read from (for a
 single file, its name) and carries the SHA-256 of its bytes: an unchanged file is not
-rewritten, a changed one has its chunks replaced, and a file gone from a folder that was
-walked again is removed. All of one ingest's writes are one transaction, so it advances the
-store generation once, or not at all when nothing changed.
+rewritten (nor converted again), a changed one has its chunks replaced, and a file gone from
+a folder that was walked again is removed. All of one ingest's writes are one transaction, so
+it advances the store generation once, or not at all when nothing changed.
 
-A file that is not a document is skipped with the reason, and the rest are ingested: one that
-is binary (holds a NUL byte), is not UTF-8, or is larger than `MAX_DOCUMENT_BYTES`.
+Which files are documents, and how each becomes text, is `formats`: markdown and text as
+they are, HTML converted to markdown, PDF (with the `pdf` extra) as a section per page. A
+file that is not a document is skipped with the reason, and the rest are ingested. Hidden
+files and folders (a name starting with `.`) are never looked at.
+
+`ingest` reads a folder (or one file) whole; `ingest_changes` only the paths a watcher saw
+change; `reindex` re-reads every document of a collection and rewrites its chunks even when
+its bytes are unchanged (after a change to chunking or conversion).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from prixfixe.errors import KnowledgeError, StepFailure
 from prixfixe.knowledge.chunking import Format, split, title_of
+from prixfixe.knowledge.formats import MAX_DOCUMENT_BYTES as MAX_DOCUMENT_BYTES
+from prixfixe.knowledge.formats import Converted, NotADocument, chunking_of, format_of
+from prixfixe.knowledge.formats import decode as decode
 from prixfixe.leash.fs import FsGate
 from prixfixe.store.api import OwnerSlice
 
 #: Collection names appear in URIs and commands: lowercase letters, digits, '-' and '_'.
 COLLECTION_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
-#: What one document may weigh; a larger file is skipped, never read past this.
-MAX_DOCUMENT_BYTES = 1 << 20
-#: The files a folder holds that are documents, by suffix.
+#: How a document given as text (`put_text`) is chunked, by its path's suffix. Files read
+#: from folders have more formats (`formats.FORMATS`).
 FORMATS: Mapping[str, Format] = {
     ".md": "markdown",
     ".markdown": "markdown",
     ".txt": "text",
     ".text": "text",
 }
+#: Told `(done, total)` after each file an ingest looks at (the CLI's progress bar; a watcher
+#: checks there whether it was cancelled: raising stops the ingest before anything is written).
+Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
@@ -78,91 +91,284 @@ def check_collection(name: str) -> str:
     return name
 
 
-def decode(data: bytes) -> str:
-    """The text of a document's bytes, or a `ValueError` saying why it is not a document."""
-    if len(data) > MAX_DOCUMENT_BYTES:
-        raise ValueError(f"larger than {MAX_DOCUMENT_BYTES} bytes, the limit for one document")
-    if b"\0" in data:
-        raise ValueError("binary (it holds a NUL byte)")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"not UTF-8 (invalid byte at offset {exc.start})") from None
-
-
 def _hidden(relative: PurePosixPath) -> bool:
     return any(part.startswith(".") for part in relative.parts)
 
 
-def ingest(slice_: OwnerSlice, gate: FsGate, path: Path, collection: str) -> IngestResult:
+def wanted(relative: PurePosixPath, include: Sequence[str] | None = None) -> bool:
+    """Whether a file at `relative` (to its folder) is a document to ingest: not hidden, of a
+    document format, and matching one of the `include` globs when given (`fnmatch` on the
+    whole relative path, so `*` matches across folders too)."""
+    if _hidden(relative) or format_of(relative) is None:
+        return False
+    text = relative.as_posix()
+    return include is None or any(fnmatchcase(text, pattern) for pattern in include)
+
+
+def ingest(
+    slice_: OwnerSlice,
+    gate: FsGate,
+    path: Path,
+    collection: str,
+    *,
+    include: Sequence[str] | None = None,
+    progress: Progress | None = None,
+) -> IngestResult:
     """Ingest `path` (a folder, walked, or one file) into `collection`, created if new.
-    Blocking: call it from a worker thread in async code."""
+    `include` narrows a folder's documents to those matching its globs. Blocking: call it
+    from a worker thread in async code."""
     check_collection(collection)
     real = gate.check(path)  # outside the read roots: refused before anything is opened
     if not real.exists():
         raise KnowledgeError(f"path {str(path)!r} does not exist", path=str(path))
-    result = IngestResult(collection)
     if real.is_dir():
-        root = path
-        files = [
-            p
-            for p in gate.walk(path, "*")
-            if p.suffix.lower() in FORMATS
-            and not _hidden(PurePosixPath(p.relative_to(root).as_posix()))
-        ]
+        batch = _Batch(slice_, gate, collection, path)
+        files = documents_under(gate, path, path, include)
     else:
-        root = path.parent
+        batch = _Batch(slice_, gate, collection, path.parent)
         files = [path]
-        if path.suffix.lower() not in FORMATS:
-            kinds = ", ".join(FORMATS)
-            result.skipped.append(Skipped(path.name, f"not a document ({kinds})"))
+        if format_of(path) is None:
+            result = IngestResult(collection)
+            result.skipped.append(Skipped(path.name, f"not a document ({_kinds()})"))
             return result
-    stored = {
-        doc_path: (doc_id, doc_hash, doc_root)
-        for doc_id, doc_path, doc_hash, doc_root in slice_.query(
-            "SELECT d.id, d.path, d.hash, d.root FROM {prefix}documents d "
-            "JOIN {prefix}collections c ON c.id = d.collection WHERE c.name = ?",
+    for done, file in enumerate(files, start=1):
+        batch.add_file(file)
+        if progress is not None:
+            progress(done, len(files))
+    if real.is_dir():
+        # A file gone from the folder this walk covered; documents from elsewhere stay.
+        batch.remove_missing("")
+    return batch.commit()
+
+
+def ingest_changes(
+    slice_: OwnerSlice,
+    gate: FsGate,
+    root: Path,
+    collection: str,
+    paths: Iterable[Path],
+    *,
+    include: Sequence[str] | None = None,
+) -> IngestResult:
+    """Bring `collection` in step with the changed `paths` under folder `root` (what a
+    watcher saw): a file there is ingested (incrementally, by hash), a folder walked, and a
+    path gone removes the documents read from it (or from under it). One transaction."""
+    check_collection(collection)
+    gate.check(root)
+    batch = _Batch(slice_, gate, collection, root)
+    for path in sorted(set(paths)):
+        try:
+            relative = PurePosixPath(path.relative_to(root).as_posix())
+        except ValueError:
+            continue  # not under the folder
+        if _hidden(relative) or relative == PurePosixPath("."):
+            continue
+        try:
+            real = gate.check(path)
+        except StepFailure as exc:  # a symlink that leads out of the grant, a FIFO, ...
+            if wanted(relative, include):
+                batch.result.skipped.append(Skipped(relative.as_posix(), exc.message))
+            continue
+        if real.is_dir():
+            for file in documents_under(gate, path, root, include):
+                batch.add_file(file)
+            batch.remove_missing(relative.as_posix())
+        elif real.is_file():
+            if wanted(relative, include):
+                batch.add_file(path)
+            else:
+                batch.remove(relative.as_posix())  # renamed out of the include globs
+        else:
+            batch.remove(relative.as_posix())
+            batch.remove_under(relative.as_posix())
+    return batch.commit()
+
+
+def reindex(
+    slice_: OwnerSlice,
+    gate: FsGate,
+    collection: str,
+    *,
+    progress: Progress | None = None,
+) -> IngestResult:
+    """Re-chunk every document of `collection`, rewriting its chunks even when its bytes are
+    unchanged: one read from a folder is read again through the gate (one that cannot be is
+    skipped with the reason, and kept as it is); one given as text is split again from its
+    stored text. Reported as `updated`; one transaction."""
+    from prixfixe.knowledge import catalog
+
+    documents = catalog.documents(slice_, collection)  # an unknown collection: KnowledgeError
+    rows = {
+        doc_id: root
+        for doc_id, root in slice_.query(
+            "SELECT d.id, d.root FROM {prefix}documents d JOIN {prefix}collections c "
+            "ON c.id = d.collection WHERE c.name = ?",
             (collection,),
         )
     }
-    statements: list[tuple[str, Mapping[str, Any]]] = []
-    seen: set[str] = set()
-    for file in files:
-        relative = file.relative_to(root).as_posix()
-        seen.add(relative)
-        try:
-            data = gate.read_bytes(file, MAX_DOCUMENT_BYTES + 1)
-        except StepFailure as exc:  # gone, or swapped for a symlink, since the walk saw it
-            result.skipped.append(Skipped(relative, exc.message))
-            continue
-        try:
-            text = decode(data)
-        except ValueError as exc:
-            result.skipped.append(Skipped(relative, str(exc)))
-            continue
-        digest = hashlib.sha256(data).hexdigest()
-        before = stored.get(relative)
-        if before is not None and before[1] == digest:
-            result.unchanged.append(relative)
-            continue
-        if before is not None:
-            result.updated.append(relative)
-            result.updated_ids.append(before[0])
+    batches: dict[str, _Batch] = {}
+    writes = _Writes()
+    result = IngestResult(collection)
+    for done, doc in enumerate(documents, start=1):
+        root = rows[doc.id]
+        if root:
+            if root not in batches:
+                batches[root] = _Batch(slice_, gate, collection, Path(root), writes)
+            batches[root].add_file(Path(root) / doc.path, force=True)
         else:
-            result.added.append(relative)
-        fmt = FORMATS[file.suffix.lower()]
-        statements += _document_statements(collection, relative, str(root), text, digest, fmt)
-    if real.is_dir():
-        # A file gone from the folder this walk covered; documents from elsewhere stay.
-        for doc_path, (doc_id, _, doc_root) in sorted(stored.items()):
-            if doc_root == str(root) and doc_path not in seen:
-                result.removed.append(doc_path)
-                result.removed_ids.append(doc_id)
-                statements.append(("DELETE FROM {prefix}documents WHERE id = :id", {"id": doc_id}))
-    if statements:
-        result.collection_created = not _exists(slice_, collection)
-        result.generation = slice_.execute_batch([_create(collection), *statements])
+            text = catalog.document_text(slice_, collection, doc.id) or ""
+            converted = Converted(text, chunking_of(doc.format))
+            writes.document(collection, doc.path, "", converted, doc.hash, doc.format)
+            result.updated.append(doc.path)
+            result.updated_ids.append(doc.id)
+        if progress is not None:
+            progress(done, len(documents))
+    for batch in batches.values():
+        result.updated += batch.result.updated
+        result.updated_ids += batch.result.updated_ids
+        result.skipped += batch.result.skipped
+    result.updated.sort()
+    if writes:
+        result.generation = slice_.execute_batch(writes.statements())
     return result
+
+
+def documents_under(
+    gate: FsGate, folder: Path, root: Path, include: Sequence[str] | None = None
+) -> list[Path]:
+    """The document files under `folder` (itself under `root`, which `include` globs are
+    relative to), by relative path. Hidden files and folders are never listed, so a notes
+    folder's `.git` costs nothing; every listing passes the gate (symlinks followed only
+    inside the grant), no folder is visited twice, and the walk is bounded like the gate's
+    own (`max_depth` folders deep, `max_entries` entries)."""
+    found: list[Path] = []
+    seen: set[Path] = set()
+    entries = 0
+    stack = [(folder, 0)]
+    while stack:
+        current, depth = stack.pop()
+        real = gate.check(current)
+        if real in seen:
+            continue  # reached again through a symlink
+        seen.add(real)
+        if depth > gate.max_depth:
+            raise KnowledgeError(
+                f"folder {str(folder)!r} has folders more than {gate.max_depth} deep, the "
+                "deepest a knowledge folder is walked",
+                path=str(folder),
+            )
+        listing = gate.list_dir(current)
+        entries += len(listing)
+        if entries > gate.max_entries:
+            raise KnowledgeError(
+                f"folder {str(folder)!r} holds more than {gate.max_entries} files and folders "
+                "(hidden ones not counted), the most one ingest looks at; add a smaller folder "
+                "or narrow it with include globs",
+                path=str(folder),
+            )
+        for entry in listing:
+            if entry.name.startswith("."):
+                continue
+            if entry.is_dir:
+                stack.append((entry.path, depth + 1))
+            elif wanted(PurePosixPath(entry.path.relative_to(root).as_posix()), include):
+                found.append(entry.path)
+    return sorted(found, key=lambda p: p.relative_to(root).as_posix())
+
+
+def _kinds() -> str:
+    from prixfixe.knowledge.formats import BY_SUFFIX
+
+    return ", ".join(BY_SUFFIX)
+
+
+class _Batch:
+    """The writes of one ingest from folder `root`: files added one by one (read, hashed,
+    converted only when changed), documents removed, then committed in one transaction (into
+    `writes`, which several batches may share: `reindex`)."""
+
+    def __init__(
+        self,
+        slice_: OwnerSlice,
+        gate: FsGate,
+        collection: str,
+        root: Path,
+        writes: _Writes | None = None,
+    ) -> None:
+        self.slice = slice_
+        self.gate = gate
+        self.collection = collection
+        self.root = root
+        self.result = IngestResult(collection)
+        self.writes = _Writes() if writes is None else writes
+        self.seen: set[str] = set()
+        #: path -> (id, hash, root) of the collection's documents, from any folder.
+        self.stored: dict[str, tuple[int, str, str]] = {
+            doc_path: (doc_id, doc_hash, doc_root)
+            for doc_id, doc_path, doc_hash, doc_root in slice_.query(
+                "SELECT d.id, d.path, d.hash, d.root FROM {prefix}documents d "
+                "JOIN {prefix}collections c ON c.id = d.collection WHERE c.name = ?",
+                (collection,),
+            )
+        }
+
+    def add_file(self, file: Path, *, force: bool = False) -> None:
+        relative = file.relative_to(self.root).as_posix()
+        self.seen.add(relative)
+        fmt = format_of(file)
+        if fmt is None:
+            self.result.skipped.append(Skipped(relative, f"not a document ({_kinds()})"))
+            return
+        try:
+            data = self.gate.read_bytes(file, fmt.max_bytes + 1)
+        except StepFailure as exc:  # gone, or swapped for a symlink, since the walk saw it
+            self.result.skipped.append(Skipped(relative, exc.message))
+            return
+        digest = hashlib.sha256(data).hexdigest()
+        before = self.stored.get(relative)
+        if before is not None and before[1] == digest and not force:
+            self.result.unchanged.append(relative)
+            return
+        try:
+            converted = fmt.convert(data)
+        except NotADocument as exc:
+            self.result.skipped.append(Skipped(relative, str(exc)))
+            return
+        if before is not None:
+            self.result.updated.append(relative)
+            self.result.updated_ids.append(before[0])
+        else:
+            self.result.added.append(relative)
+        self.writes.document(self.collection, relative, str(self.root), converted, digest, fmt.name)
+
+    def remove(self, relative: str) -> None:
+        before = self.stored.get(relative)
+        if before is not None and before[2] == str(self.root) and relative not in self.seen:
+            self.seen.add(relative)
+            self.result.removed.append(relative)
+            self.result.removed_ids.append(before[0])
+            self.writes.add("DELETE FROM {prefix}documents WHERE id = :id", {"id": before[0]})
+
+    def remove_under(self, folder: str) -> None:
+        """Remove this folder's documents under sub-folder `folder` (a folder gone)."""
+        for doc_path in sorted(self.stored):
+            if doc_path.startswith(folder + "/"):
+                self.remove(doc_path)
+
+    def remove_missing(self, folder: str) -> None:
+        """Remove this folder's documents under `folder` ("" for all) that were not seen."""
+        prefix = folder + "/" if folder else ""
+        for doc_path in sorted(self.stored):
+            if doc_path.startswith(prefix) and doc_path not in self.seen:
+                self.remove(doc_path)
+
+    def commit(self) -> IngestResult:
+        if self.writes:
+            self.result.collection_created = not _exists(self.slice, self.collection)
+            self.result.generation = self.slice.execute_batch(
+                [_create(self.collection), *self.writes.statements()]
+            )
+        return self.result
 
 
 def put_text(
@@ -213,8 +419,9 @@ def put_text(
     else:
         result.added.append(path)
     result.collection_created = not _exists(slice_, collection)
-    statements = _document_statements(collection, path, "", text, digest, fmt)
-    result.generation = slice_.execute_batch([_create(collection), *statements])
+    writes = _Writes()
+    writes.document(collection, path, "", Converted(text, fmt), digest, fmt)
+    result.generation = slice_.execute_batch([_create(collection), *writes.statements()])
     return result
 
 
@@ -301,18 +508,75 @@ def _create(collection: str) -> tuple[str, Mapping[str, Any]]:
     )
 
 
+_Statement = tuple[str, Mapping[str, Any]]
+
 _DOCUMENT = (
     "(SELECT d.id FROM {prefix}documents d JOIN {prefix}collections c ON c.id = d.collection "
     "WHERE c.name = :collection AND d.path = :path)"
 )
+#: Indexes every chunk its transaction inserted, in one statement: the chunks of the documents
+#: stamped with its generation (each document written is stamped, and has all its chunks
+#: replaced, in that transaction; no document written before has that generation). FTS5 has
+#: no insert trigger (migration `0003`): per chunk, it flushed to disk at every statement.
+_INDEX = (
+    "INSERT INTO {prefix}chunks_fts (rowid, heading, body) "
+    "SELECT k.id, k.heading, k.body FROM {prefix}documents d "
+    "JOIN {prefix}chunks k ON k.document = d.id WHERE d.gen = :generation"
+)
+
+
+class _Writes:
+    """The one write path for chunks: the statements of one transaction, in order, that write
+    documents (each upserted, its chunks replaced) and delete them, ending, when any document
+    was written, with `_INDEX`, so the index holds every chunk inserted when it commits.
+
+    A document written twice keeps only its last write: its first chunks, never indexed,
+    could not be deleted from the index (the delete trigger would remove terms it never held)."""
+
+    def __init__(self) -> None:
+        self._groups: list[list[_Statement]] = []
+        self._documents: dict[tuple[str, str], int] = {}  # (collection, path) -> its group
+
+    def add(self, sql: str, params: Mapping[str, Any]) -> None:
+        """A statement that inserts no chunks (a delete: its trigger updates the index)."""
+        self._groups.append([(sql, params)])
+
+    def document(
+        self, collection: str, relative: str, root: str, converted: Converted, digest: str, fmt: str
+    ) -> None:
+        """Upsert one document (`fmt` names its format; `digest` hashes its source bytes) and
+        replace its chunks with those of its converted text."""
+        key = (collection, relative)
+        if key in self._documents:
+            self._groups[self._documents[key]] = []
+        self._documents[key] = len(self._groups)
+        self._groups.append(
+            _document_statements(collection, relative, root, converted, digest, fmt)
+        )
+
+    def __bool__(self) -> bool:
+        return any(self._groups)
+
+    def statements(self) -> list[_Statement]:
+        out = [statement for group in self._groups for statement in group]
+        if self._documents:
+            out.append((_INDEX, {}))
+        return out
 
 
 def _document_statements(
-    collection: str, relative: str, root: str, text: str, digest: str, fmt: Format
-) -> list[tuple[str, Mapping[str, Any]]]:
-    chunks = split(text, fmt)
+    collection: str, relative: str, root: str, converted: Converted, digest: str, fmt: str
+) -> list[_Statement]:
+    """The statements of `_Writes.document`; only it may call this (they insert chunks that
+    only `_INDEX` indexes)."""
+    text = converted.text
+    chunks = split(text, converted.chunking)
+    fallback = converted.fallback_title or PurePosixPath(relative).name
+    title = converted.title or (
+        title_of(chunks, fallback) if converted.headings_are_titles else fallback
+    )
     key = {"collection": collection, "path": relative}
-    statements: list[tuple[str, Mapping[str, Any]]] = [
+    statements: list[_Statement] = [
         (
             "INSERT INTO {prefix}documents "
             "(collection, path, root, title, format, hash, bytes, gen) VALUES "
@@ -324,7 +588,7 @@ def _document_statements(
             {
                 **key,
                 "root": root,
-                "title": title_of(chunks, PurePosixPath(relative).name),
+                "title": title,
                 "format": fmt,
                 "hash": digest,
                 "bytes": len(text.encode("utf-8")),

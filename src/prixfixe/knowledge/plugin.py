@@ -1,83 +1,26 @@
 """The knowledge base as a default plugin: its tables' migration and its resources.
 
-Resources, not tools, so browsing a knowledge base costs the default `tools/list` nothing:
-`prixfixe://knowledge/collections` lists collections with their counts, and two templates
-list a collection's documents and read one whole (as markdown), with completion of collection
-names and document ids.
+Resources, not tools, so browsing a knowledge base costs the default `tools/list` nothing.
+`prixfixe://knowledge/collections` lists the collections; every document is listed in
+`resources/list` (from the store, a page at a time) and read whole, by section or by chunk
+span, with an outline to choose from; a collection's documents page by page, its statistics,
+the knowledge base's health and search are resources too. Collection names, document ids and
+search formats complete. The readers are in `readers`.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict
-
-import anyio
+from collections.abc import Callable
 
 from prixfixe.declarations.hookspecs import hookimpl
 from prixfixe.declarations.kinds import StoreMigration
-from prixfixe.declarations.resource import (
-    Resource,
-    ResourceBody,
-    ResourceContext,
-    ResourceTemplate,
-)
-from prixfixe.errors import KnowledgeError, ResourceNotFoundError
-from prixfixe.knowledge import KNOWLEDGE_OWNER, catalog, tables
-from prixfixe.store.api import OwnerSlice
+from prixfixe.declarations.resource import Resource, ResourceTemplate
+from prixfixe.knowledge import catalog, readers, tables
 
-
-def _slice(ctx: ResourceContext) -> OwnerSlice:
-    return ctx.app.store.slice(KNOWLEDGE_OWNER)
-
-
-async def _read_collections(ctx: ResourceContext, variables: Mapping[str, str]) -> str:
-    found = await anyio.to_thread.run_sync(lambda: catalog.collections(_slice(ctx)))
-    rows = [{**asdict(c), "uri": catalog.documents_uri(c.name)} for c in found]
-    return json.dumps({"collections": rows}, indent=1, ensure_ascii=False) + "\n"
-
-
-async def _read_documents(ctx: ResourceContext, variables: Mapping[str, str]) -> str:
-    collection = variables["collection"]
-    try:
-        found = await anyio.to_thread.run_sync(lambda: catalog.documents(_slice(ctx), collection))
-    except KnowledgeError as exc:
-        raise ResourceNotFoundError(ctx.uri, exc.message) from None
-    rows = [{**asdict(d), "uri": catalog.document_uri(collection, d.id)} for d in found]
-    body = {"collection": collection, "documents": rows}
-    return json.dumps(body, indent=1, ensure_ascii=False) + "\n"
-
-
-async def _read_document(ctx: ResourceContext, variables: Mapping[str, str]) -> ResourceBody:
-    collection, raw_id = variables["collection"], variables["id"]
-    if not raw_id.isdigit():
-        raise ResourceNotFoundError(ctx.uri, f"document ids are numbers, not {raw_id!r}")
-    text = await anyio.to_thread.run_sync(
-        lambda: catalog.document_text(_slice(ctx), collection, int(raw_id))
-    )
-    if text is None:
-        listing = catalog.documents_uri(collection)
-        detail = f"collection {collection!r} has no document {raw_id} (see {listing})"
-        raise ResourceNotFoundError(ctx.uri, detail)
-    return ResourceBody(text=text, mime_type="text/markdown")
-
-
-async def _complete_collection(
-    ctx: ResourceContext, partial: str, chosen: Mapping[str, str]
-) -> Sequence[str]:
-    names = await anyio.to_thread.run_sync(lambda: catalog.collection_names(_slice(ctx)))
-    return [name for name in names if name.startswith(partial)]
-
-
-async def _complete_document(
-    ctx: ResourceContext, partial: str, chosen: Mapping[str, str]
-) -> Sequence[str]:
-    collection = chosen.get("collection", "")
-    try:
-        found = await anyio.to_thread.run_sync(lambda: catalog.documents(_slice(ctx), collection))
-    except KnowledgeError:
-        return []
-    return [str(d.id) for d in found if str(d.id).startswith(partial)]
+_JSON = "application/json"
+_MARKDOWN = readers.MARKDOWN
+_COLLECTION = {"collection": readers.complete_collection}
+_DOCUMENT = {"collection": readers.complete_collection, "id": readers.complete_document}
 
 
 @hookimpl
@@ -97,36 +40,115 @@ def register_resources(register: Callable[[Resource | ResourceTemplate], None]) 
                 "The knowledge base's collections with their document and chunk counts, and "
                 "each one's documents URI (JSON)."
             ),
-            mime_type="application/json",
-            reader=_read_collections,
+            mime_type=_JSON,
+            reader=readers.read_collections,
             audience=("assistant",),
             priority=0.6,
         )
     )
     register(
+        Resource(
+            uri=catalog.HEALTH_URI,
+            name="knowledge-health",
+            title="Knowledge base health",
+            description=(
+                "The full-text index's state, counts, collections, last change and search "
+                "mode (JSON)."
+            ),
+            mime_type=_JSON,
+            reader=readers.read_health,
+            audience=("user", "assistant"),
+            priority=0.3,
+        )
+    )
+    templates = [
         ResourceTemplate(
             uri_template=catalog.DOCUMENTS_TEMPLATE,
             name="knowledge-documents",
             title="Documents of a knowledge collection",
             description=(
-                "A collection's documents: id, path, title, size, chunk count and each one's "
-                "URI (JSON)."
+                "A collection's documents, a page at a time by path: id, path, title, size, "
+                "chunk count and URI; `next` is the next page's URI (JSON)."
             ),
-            mime_type="application/json",
-            reader=_read_documents,
+            mime_type=_JSON,
+            reader=readers.read_documents,
             audience=("assistant",),
-            completions={"collection": _complete_collection},
-        )
-    )
-    register(
+            completions=_COLLECTION,
+        ),
         ResourceTemplate(
             uri_template=catalog.DOCUMENT_TEMPLATE,
             name="knowledge-document",
             title="A knowledge document",
             description="One document of a collection, whole, as markdown.",
-            mime_type="text/markdown",
-            reader=_read_document,
+            mime_type=_MARKDOWN,
+            reader=readers.read_document,
             audience=("assistant",),
-            completions={"collection": _complete_collection, "id": _complete_document},
-        )
-    )
+            completions=_DOCUMENT,
+            lister=readers.list_documents,
+        ),
+        ResourceTemplate(
+            uri_template=catalog.OUTLINE_TEMPLATE,
+            name="knowledge-outline",
+            title="Sections of a knowledge document",
+            description=(
+                "A document's sections: seq, heading, level, chunks, bytes and the URI that "
+                "reads each one (JSON). Read a section instead of the whole document."
+            ),
+            mime_type=_JSON,
+            reader=readers.read_outline,
+            audience=("assistant",),
+            completions=_DOCUMENT,
+        ),
+        ResourceTemplate(
+            uri_template=catalog.SECTION_TEMPLATE,
+            name="knowledge-section",
+            title="A section of a knowledge document",
+            description=(
+                "The chunk `seq` and the chunks under deeper headings that follow it, as "
+                "markdown (see the outline)."
+            ),
+            mime_type=_MARKDOWN,
+            reader=readers.read_section,
+            audience=("assistant",),
+            completions=_DOCUMENT,
+        ),
+        ResourceTemplate(
+            uri_template=catalog.CHUNKS_TEMPLATE,
+            name="knowledge-chunks",
+            title="Chunks of a knowledge document",
+            description="Chunks `3` or `3-5` (inclusive) of a document, as markdown.",
+            mime_type=_MARKDOWN,
+            reader=readers.read_chunks,
+            audience=("assistant",),
+            completions=_DOCUMENT,
+        ),
+        ResourceTemplate(
+            uri_template=catalog.STATS_TEMPLATE,
+            name="knowledge-stats",
+            title="Statistics of a knowledge collection",
+            description=(
+                "Documents, chunks, bytes, formats, last change and largest documents of a "
+                "collection (JSON)."
+            ),
+            mime_type=_JSON,
+            reader=readers.read_stats,
+            audience=("user", "assistant"),
+            completions=_COLLECTION,
+        ),
+        ResourceTemplate(
+            uri_template=catalog.SEARCH_TEMPLATE,
+            name="knowledge-search",
+            title="Search the knowledge base",
+            description=(
+                "The best chunks for the words in q, optionally in one collection, under a "
+                "path glob (notes/*) or of one format: for each hit its heading, document, "
+                "section URI and a snippet (markdown)."
+            ),
+            mime_type=_MARKDOWN,
+            reader=readers.read_search,
+            audience=("assistant",),
+            completions={**_COLLECTION, "format": readers.complete_format},
+        ),
+    ]
+    for template in templates:
+        register(template)

@@ -171,12 +171,15 @@ def build(
     base_dir: Path,
 ) -> Leash:
     """The leash from settings and declarations (a `ConfigError` for an invalid setting).
-    Mounted servers' command lines and hosts join what steps and plugins declare."""
+    Mounted servers' command lines and hosts, and configured knowledge folders, join what
+    steps and plugins declare."""
     servers = servers_declared(config, base_dir)
+    # Configured knowledge folders are read like a configured step's paths.
+    folders = tuple(f.folder(base_dir) for f in config.model.knowledge.folders.values())
     declared = Declared(
         commands=(*declared.commands, *servers.commands),
         credential_commands=(*declared.credential_commands, *servers.credential_commands),
-        reads=declared.reads,
+        reads=(*declared.reads, *folders),
         writes=declared.writes,
         hosts=(*declared.hosts, *servers.hosts),
     )

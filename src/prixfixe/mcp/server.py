@@ -88,7 +88,7 @@ def build_server(app: App) -> Server[Any]:
     ) -> types.ListResourcesResult:
         notifier.listening(ctx, ResourcesListChanged)
         with jsonrpc_errors(ctx):
-            return resources.list_resources(params.cursor if params else None)
+            return await resources.list_resources(params.cursor if params else None)
 
     async def list_templates(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None

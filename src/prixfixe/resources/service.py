@@ -2,7 +2,10 @@
 and `completion/complete` answer, from the registry's declarations.
 
 Listings are sorted by URI (templates by their template string) and paged with opaque keyset
-cursors (`paging.py`). A read looks the URI up among static resources first, then among the
+cursors (`paging.py`). `resources/list` merges the static resources with the instances that
+templates with a `lister` contribute (a plugin's rows, computed at list time): each source
+gives its next page after the cursor's URI, and the first page-size of them all, by URI, is
+the page. A read looks the URI up among static resources first, then among the
 namespaces (a prefix one reader serves whole: a mounted server's URIs, listed or not), then
 matches it against the templates in registration order. Not found, a failing reader and an oversized
 answer are `ResourceError`s the MCP layer turns into JSON-RPC errors.
@@ -11,7 +14,9 @@ answer are `ResourceError`s the MCP layer turns into JSON-RPC errors.
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+import logging
+from bisect import bisect_right
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -20,10 +25,17 @@ import mcp_types as types
 
 from prixfixe.core.calls import PluginCrash, call_plugin
 from prixfixe.core.completion import EMPTY, run_completer
-from prixfixe.core.paging import window
+from prixfixe.core.paging import decode_cursor, encode_cursor, window
 from prixfixe.core.registry import RegisteredTemplate
-from prixfixe.declarations.resource import Resource, ResourceBody, ResourceContext, ResourceTemplate
+from prixfixe.declarations.resource import (
+    ListedResource,
+    Resource,
+    ResourceBody,
+    ResourceContext,
+    ResourceTemplate,
+)
 from prixfixe.errors import (
+    PrixfixeError,
     ResourceNotFoundError,
     ResourceReadError,
     ResourceTooLargeError,
@@ -37,6 +49,8 @@ if TYPE_CHECKING:
     from prixfixe.config import ResourcesConfig
     from prixfixe.core.registry import Registry
     from prixfixe.declarations.host import Host
+
+log = logging.getLogger(__name__)
 
 RESOURCES_LISTING = "resources/list"
 TEMPLATES_LISTING = "resources/templates/list"
@@ -101,11 +115,54 @@ class ResourceService:
             self._wire = {}
         return self._listing
 
-    def list_resources(self, cursor: str | None = None) -> types.ListResourcesResult:
+    async def list_resources(self, cursor: str | None = None) -> types.ListResourcesResult:
         listing = self._current()
-        page = window(RESOURCES_LISTING, listing.uris, cursor, self.page_size)
-        resources = [self._wire_resource(uri) for uri in listing.uris[page.start : page.stop]]
-        return types.ListResourcesResult(resources=resources, next_cursor=page.next_cursor)
+        listers = [t for t in self.registry.templates.values() if t.template.lister is not None]
+        if not listers:
+            page = window(RESOURCES_LISTING, listing.uris, cursor, self.page_size)
+            resources = [self._wire_resource(uri) for uri in listing.uris[page.start : page.stop]]
+            return types.ListResourcesResult(resources=resources, next_cursor=page.next_cursor)
+        after = decode_cursor(RESOURCES_LISTING, cursor) if cursor else None
+        # Each source's next `size + 1` after the cursor: the first `size` of them all, by URI,
+        # are the page, and more remain exactly when there are more than `size` candidates.
+        size = self.page_size
+        start = 0 if after is None else bisect_right(listing.uris, after)
+        found = {uri: self._wire_resource(uri) for uri in listing.uris[start : start + size + 1]}
+        for entry in listers:
+            for listed in await self._instances(entry.template, after, size + 1):
+                if (after is None or listed.uri > after) and listed.uri not in found:
+                    found[listed.uri] = listed
+        chosen = sorted(found)[:size]
+        more = len(found) > size
+        return types.ListResourcesResult(
+            resources=[found[uri] for uri in chosen],
+            next_cursor=encode_cursor(RESOURCES_LISTING, chosen[-1]) if more else None,
+        )
+
+    async def _instances(
+        self, template: ResourceTemplate, after: str | None, limit: int
+    ) -> list[types.Resource]:
+        """A template's listed instances after `after`. A lister that fails leaves its
+        instances out of this page, logged: the rest of the listing (the health resource that
+        would say what is wrong among it) stays reachable."""
+        assert template.lister is not None
+        context = ResourceContext(
+            app=self.host, uri=template.uri_template, owner=template.owner, page_size=limit
+        )
+        try:
+            return await call_plugin(
+                template.lister,
+                context,
+                after,
+                limit,
+                what=f"lister of {template.uri_template}",
+                convert=partial(_wire_listed, template),
+            )
+        except PluginCrash:
+            return []  # logged, with its traceback, by call_plugin
+        except PrixfixeError as exc:
+            log.warning("lister of %s failed: %s", template.uri_template, exc.message)
+            return []
 
     def list_templates(self, cursor: str | None = None) -> types.ListResourceTemplatesResult:
         listing = self._current()
@@ -167,7 +224,13 @@ class ResourceService:
         declared = found.declaration
         if isinstance(declared, Resource) and (declared.size or 0) > self.max_read_bytes:
             raise ResourceTooLargeError(uri, declared.size or 0, self.max_read_bytes)
-        context = ResourceContext(app=self.host, uri=uri, owner=found.reader_owner, request=request)
+        context = ResourceContext(
+            app=self.host,
+            uri=uri,
+            owner=found.reader_owner,
+            request=request,
+            page_size=self.page_size,
+        )
         try:
             contents = await call_plugin(
                 declared.reader,
@@ -244,6 +307,31 @@ def _annotations(
         priority=priority,
         last_modified=last_modified,
     )
+
+
+def _wire_listed(template: ResourceTemplate, output: object) -> list[types.Resource]:
+    """A lister's answer as wire resources; anything but a sequence of `ListedResource` is
+    the lister's error."""
+    if not isinstance(output, Sequence) or not all(
+        isinstance(item, ListedResource) for item in output
+    ):
+        raise TypeError(
+            f"the lister returned {type(output).__name__}; listers return a list of ListedResource"
+        )
+    return [
+        types.Resource(
+            uri=item.uri,
+            name=item.name,
+            title=item.title,
+            description=item.description,
+            mime_type=item.mime_type or template.mime_type,
+            size=item.size,
+            annotations=_annotations(
+                item.audience or template.audience, item.priority, item.last_modified
+            ),
+        )
+        for item in output
+    ]
 
 
 def _wire_template(t: ResourceTemplate) -> types.ResourceTemplate:

@@ -67,6 +67,7 @@ class RunContext:
     resources: ResourceReader | None = None
     servers: ServerToolCaller | None = None
     named: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    semantic: bool = False  # `[search] semantic`
 
 
 def refusals(routine: Routine, gate: ExecGate) -> dict[str, list[str]]:
@@ -201,6 +202,7 @@ async def _attempt(call: StepCall, context: RunContext) -> tuple[dict[str, Any],
         fs=context.fs,
         net=context.net,
         commands=context.named,
+        semantic=context.semantic,
     )
     # A step past its deadline is abandoned, not waited for: the run reports it and goes on.
     return await call_plugin(

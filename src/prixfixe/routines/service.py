@@ -48,6 +48,8 @@ class Routines:
     net: NetGate
     #: `[reports]`: how many reports are kept, and for how long.
     reports: ReportsConfig = field(default_factory=ReportsConfig)
+    #: `[search] semantic`: searches steps run (`kb-search`) fuse dense embeddings.
+    semantic: bool = False
 
     @classmethod
     def load(
@@ -79,7 +81,8 @@ class Routines:
         net = NetGate(leash.net)
         gate = ExecGate(leash.exec, env, fs=fs)
         reports = config.model.reports
-        return cls(routines, gate, step_types, cwd, env, leash, named, fs, net, reports)
+        semantic = config.model.search.semantic
+        return cls(routines, gate, step_types, cwd, env, leash, named, fs, net, reports, semantic)
 
     # -- which routine ------------------------------------------------------------------------
 
@@ -141,6 +144,7 @@ class Routines:
             resources=resources,
             servers=servers,
             named=self.named,
+            semantic=self.semantic,
         )
         outcome = await engine.run(routine, context, on_step)
         return await anyio.to_thread.run_sync(

@@ -8,7 +8,10 @@ Torquay" for a surf report); a static embedding model places them near each othe
   256-d token embeddings, no network, no PyTorch), loaded offline only;
 * :class:`VectorCache`: document vectors keyed by a hash of model and text, kept in a small
   file so that a restart embeds only what changed;
-* :class:`DenseIndex`: one catalogue's unit vectors and the cosine of a query to each.
+* :class:`DenseIndex`: one catalogue's unit vectors and the cosine of a query to each;
+* the fusion itself (:func:`query_vector`, :func:`cosines`, :func:`fuse`, :func:`top_fused`)
+  and :func:`shared_wordllama`, shared with the knowledge base's hybrid search so that tools
+  and documents are ranked by one engine.
 
 This module needs numpy (a dependency of wordllama): it is imported only when an embedder is
 given to :class:`~prixfixe.search.SearchIndex`, so the lexical default stays dependency-free.
@@ -32,7 +35,18 @@ import numpy as np
 from prixfixe.errors import PrixfixeError
 from prixfixe.search.types import Embedder
 
-__all__ = ["DenseIndex", "SemanticUnavailableError", "VectorCache", "load_wordllama"]
+__all__ = [
+    "DenseIndex",
+    "SemanticUnavailableError",
+    "VectorCache",
+    "cosines",
+    "fuse",
+    "load_wordllama",
+    "query_vector",
+    "shared_wordllama",
+    "top_fused",
+    "unit_rows",
+]
 
 #: The wordllama model and width used: the default of wordllama 0.3, inside its wheel.
 WORDLLAMA_CONFIG = "l2_supercat"
@@ -90,11 +104,64 @@ def load_wordllama() -> WordLlamaEmbedder:
     return WordLlamaEmbedder(model, f"wordllama-{version}-{WORDLLAMA_CONFIG}-{WORDLLAMA_DIM}")
 
 
-def _unit_rows(vectors: Any) -> Any:
+_shared: WordLlamaEmbedder | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_wordllama() -> WordLlamaEmbedder:
+    """:func:`load_wordllama`, loaded once per process: what every ranker that fuses embeddings
+    (tool search, the knowledge base) should use, so the model is in memory once. Raises
+    :class:`SemanticUnavailableError` as :func:`load_wordllama` does (and tries again next
+    time)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = load_wordllama()
+        return _shared
+
+
+def unit_rows(vectors: Any) -> Any:
+    """``vectors`` (rows) as float32 unit vectors; a zero row stays zero."""
     matrix = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return matrix / norms
+
+
+def query_vector(embedder: Embedder, query: str) -> Any:
+    """The query's unit vector."""
+    return unit_rows(embedder.embed([query]))[0]
+
+
+def cosines(matrix: Any, vector: Any) -> Any:
+    """Cosine of a unit ``vector`` to every row of a matrix of unit rows (a float array)."""
+    # einsum, not `@`: BLAS's thread pool made a matrix-vector product of this size take
+    # from 0.3 to 8 ms on a busy two-core machine; numpy's own loop takes under 1 ms.
+    return np.einsum("ij,j->i", matrix, vector)
+
+
+def fuse(similarities: Any, lexical: dict[int, float], weight: float) -> Any:
+    """The fused score of every row: ``lexical[row] + weight * cosine(row)`` (a row without
+    lexical evidence has its weighted cosine alone). Lexical values are confidences: the share
+    of the query's information a row explains (see docs/search.md)."""
+    fused = np.asarray(similarities).astype(np.float64) * weight
+    if lexical and len(fused):
+        ids = np.fromiter(lexical.keys(), dtype=np.intp, count=len(lexical))
+        fused[ids] += np.fromiter(lexical.values(), dtype=np.float64, count=len(lexical))
+    return fused
+
+
+def top_fused(fused: Any, k: int) -> list[tuple[int, float]]:
+    """The ``k`` best rows of ``fused`` and any tied with the ``k``-th (the caller breaks
+    ties), as (row, score) in no particular order."""
+    if not len(fused) or k <= 0:
+        return []
+    if k < len(fused):
+        kth = fused[np.argpartition(-fused, k - 1)[k - 1]]
+        chosen = np.flatnonzero(fused >= kth)
+    else:
+        chosen = np.arange(len(fused))
+    return [(int(d), float(fused[d])) for d in chosen]
 
 
 class VectorCache:
@@ -144,7 +211,7 @@ class VectorCache:
             keys = [self.key(embedder.model_id, text) for text in texts]
             missing = {k: t for k, t in zip(keys, texts, strict=True) if k not in self._vectors}
             if missing:
-                fresh = _unit_rows(embedder.embed(list(missing.values())))
+                fresh = unit_rows(embedder.embed(list(missing.values())))
                 for key, vector in zip(missing, fresh, strict=True):
                     self._vectors[key] = vector
             self._used.update(keys)
@@ -190,25 +257,11 @@ class DenseIndex:
         """Cosine of ``query`` to every document, in index order (a float array)."""
         if not len(self._matrix):
             return np.zeros(0, dtype=np.float32)
-        query_vector = _unit_rows(self.embedder.embed([query]))[0]
-        # einsum, not `@`: BLAS's thread pool made a matrix-vector product of this size take
-        # from 0.3 to 8 ms on a busy two-core machine; numpy's own loop takes under 1 ms.
-        return np.einsum("ij,j->i", self._matrix, query_vector)
+        return cosines(self._matrix, query_vector(self.embedder, query))
 
     def fused_top(
         self, query: str, lexical: dict[int, float], weight: float, k: int
     ) -> list[tuple[int, float]]:
         """Documents by ``lexical[d] + weight * cosine(d)``: the ``k`` best, and any tied
         with the ``k``-th (the caller breaks ties by name), in no particular order."""
-        fused = self.similarities(query).astype(np.float64) * weight
-        if not len(fused) or k <= 0:
-            return []
-        if lexical:
-            ids = np.fromiter(lexical.keys(), dtype=np.intp, count=len(lexical))
-            fused[ids] += np.fromiter(lexical.values(), dtype=np.float64, count=len(lexical))
-        if k < len(fused):
-            kth = fused[np.argpartition(-fused, k - 1)[k - 1]]
-            chosen = np.flatnonzero(fused >= kth)
-        else:
-            chosen = np.arange(len(fused))
-        return [(int(d), float(fused[d])) for d in chosen]
+        return top_fused(fuse(self.similarities(query), lexical, weight), k)

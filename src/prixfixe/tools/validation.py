@@ -22,14 +22,12 @@ from pydantic import ValidationError as ModelError
 from pydantic_core import to_json
 
 from prixfixe.core.registry import RegisteredTool
+from prixfixe.declarations.tool import MAX_ARGUMENT_BYTES
 from prixfixe.errors import InvalidArgumentsError
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError as SchemaError
 
-#: Arguments larger than this (as compact JSON) are refused before any parsing work: no tool
-#: here needs more, and a runaway payload should cost one clear error, not memory.
-MAX_ARGUMENT_BYTES = 1_000_000
 
 _JSON_TYPES = {
     dict: "object",

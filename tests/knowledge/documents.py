@@ -1,0 +1,76 @@
+"""Real documents of the formats that are not text, made here: HTML pages and PDFs."""
+
+from __future__ import annotations
+
+import io
+
+PAGE = """<!doctype html>
+<html><head><title>  The   Garden page </title>
+<style>h1 { color: green }</style><script>document.write("tracking quokka")</script></head>
+<body>
+<nav><a href="javascript:alert(1)">Home</a></nav>
+<h1>Garden</h1>
+<p>Compost <b>heaps</b> and a <a href="https://example.org/worms">worm farm</a>.
+<img src="data:image/png;base64,iVBORw0KGgoAAAANSUhEUg==" alt="a worm"></p>
+<h2>Watering</h2>
+<p>Water tomatoes deeply; snake_case stays.</p>
+<pre><code># not a heading
+</code></pre>
+<h3>Rain</h3>
+<ul><li>barrels</li><li>butts</li></ul>
+<noscript>enable scripts</noscript>
+</body></html>
+"""
+
+
+def make_pdf(pages: list[str], *, title: str | None = None) -> bytes:
+    """A PDF with one page of Helvetica text per item of `pages` (lines split on newlines),
+    written by pypdf so its cross-reference table is exact."""
+    from pypdf import PdfReader, PdfWriter
+
+    count = len(pages)
+    kids = " ".join(f"{4 + 2 * i} 0 R" for i in range(count))
+    objects = [
+        "<< /Type /Catalog /Pages 2 0 R >>",
+        f"<< /Type /Pages /Kids [{kids}] /Count {count} >>",
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    for i, text in enumerate(pages):
+        lines = " ".join(
+            "(" + line.replace("(", "[").replace(")", "]") + ") Tj T*" for line in text.split("\n")
+        )
+        stream = f"BT /F1 12 Tf 72 720 Td 14 TL {lines} ET"
+        objects.append(
+            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            f"/Resources << /Font << /F1 3 0 R >> >> /Contents {5 + 2 * i} 0 R >>"
+        )
+        objects.append(f"<< /Length {len(stream)} >>\nstream\n{stream}\nendstream")
+    raw = io.BytesIO()
+    raw.write(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(raw.tell())
+        raw.write(f"{number} 0 obj\n{body}\nendobj\n".encode("latin-1"))
+    xref = raw.tell()
+    raw.write(f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode())
+    for offset in offsets:
+        raw.write(f"{offset:010d} 00000 n \n".encode())
+    raw.write(
+        f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    )
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(raw.getvalue())))
+    if title is not None:
+        writer.add_metadata({"/Title": title})
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def encrypt_pdf(data: bytes, user_password: str) -> bytes:
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(data)))
+    writer.encrypt(user_password, "owner-secret", algorithm="RC4-128")
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()

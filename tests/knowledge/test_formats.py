@@ -1,0 +1,163 @@
+"""HTML becomes markdown that chunks along its headings, PDF (with the pdf extra) a section per
+page; hostile or unreadable files are skipped with a reason, never a crash."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from prixfixe.knowledge import catalog
+from prixfixe.knowledge.chunking import split
+from prixfixe.knowledge.formats import (
+    MAX_DOCUMENT_BYTES,
+    MAX_HTML_DEPTH,
+    PDF_EXTRA,
+    NotADocument,
+    html_to_markdown,
+    pdf_to_markdown,
+)
+from prixfixe.knowledge.ingest import Skipped
+from prixfixe.store.api import OwnerSlice
+from tests.knowledge.conftest import Ingest
+from tests.knowledge.documents import PAGE, encrypt_pdf, make_pdf
+
+
+def test_html_becomes_markdown_that_chunks_along_its_headings() -> None:
+    converted = html_to_markdown(PAGE.encode())
+    assert converted.chunking == "markdown"
+    assert converted.fallback_title == "The Garden page"
+    chunks = split(converted.text, "markdown")
+    assert [c.heading for c in chunks] == ["", "Garden", "Watering", "Rain"]
+    assert chunks[1].body.startswith("# Garden\n")
+    assert "[worm farm](https://example.org/worms)" in converted.text
+    assert "Compost **heaps**" in converted.text
+    assert "- barrels\n- butts" in converted.text
+    assert "# not a heading" in chunks[2].body  # code stays code, not a heading
+
+
+def test_html_scripts_styles_and_unsafe_urls_are_dropped() -> None:
+    text = html_to_markdown(PAGE.encode()).text
+    for gone in ("tracking quokka", "color: green", "enable scripts", "javascript:", "data:"):
+        assert gone not in text
+    assert "Home" in text  # a link to a script keeps its text
+    assert "a worm" in text  # an inline image keeps its alt text
+    assert "The Garden page" not in text  # the <title> is the title, not body text
+
+
+def test_html_honours_its_declared_charset() -> None:
+    page = '<meta charset="iso-8859-1"><h1>Caf\xe9</h1>'.encode("latin-1")
+    converted = html_to_markdown(page)
+    assert converted.text == "# Café\n"
+
+
+def test_html_nested_too_deeply_to_convert_is_kept_as_plain_text() -> None:
+    depth = 50_000
+    page = ("<div>" * depth + "<h1>deep</h1> words" + "</div>" * depth).encode()
+    assert len(page) < MAX_DOCUMENT_BYTES
+    converted = html_to_markdown(page)
+    assert converted.chunking == "text"
+    assert converted.text == "deep\nwords\n"
+    assert depth > MAX_HTML_DEPTH
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        b"<p><b><i>unclosed <table><tr><td>cell</p></x></y>&#xZZ; <<<>>> <!-- never ends",
+        b"</html></body><h1>after the end</h1>",
+        b"<h1></h1><h2>   </h2>",
+        b"",
+        b"\xef\xbb\xbf<h1>with a BOM</h1>",
+        b"<h1>\xff\xfe not utf-8 \x80</h1>",
+    ],
+)
+def test_malformed_html_gives_best_effort_text_never_an_error(page: bytes) -> None:
+    converted = html_to_markdown(page)
+    assert isinstance(converted.text, str)
+
+
+def test_html_too_large_or_binary_is_not_a_document() -> None:
+    with pytest.raises(NotADocument, match=f"larger than {MAX_DOCUMENT_BYTES} bytes"):
+        html_to_markdown(b"<p>" + b"a" * MAX_DOCUMENT_BYTES)
+    with pytest.raises(NotADocument, match="binary"):
+        html_to_markdown(b"<p>a\0b</p>")
+
+
+def test_pdf_pages_become_sections_with_its_declared_title() -> None:
+    converted = pdf_to_markdown(
+        make_pdf(["Intro line", "# looks like a heading\n~~~ fence"], title="Annual report")
+    )
+    assert converted.title == "Annual report"
+    chunks = split(converted.text, converted.chunking)
+    assert [c.heading for c in chunks] == ["Page 1", "Page 2"]
+    assert chunks[0].body == "## Page 1\n\nIntro line\n\n"
+    # A page's own lines never open a heading or a code fence of their own.
+    assert chunks[1].body == "## Page 2\n\n\\# looks like a heading\n\\~~~ fence\n"
+
+
+def test_unreadable_pdfs_are_not_documents_and_say_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    pdf = make_pdf(["one", "two", "three"])
+    with pytest.raises(NotADocument, match=r"an encrypted PDF \(it needs a password\)"):
+        pdf_to_markdown(encrypt_pdf(pdf, "hunter2"))
+    # Encrypted with an empty user password (permissions only): readable.
+    assert "one" in pdf_to_markdown(encrypt_pdf(pdf, "")).text
+    for corrupt in (b"", b"%PDF-1.4\ngarbage", pdf[: len(pdf) // 2]):
+        with pytest.raises(NotADocument, match="a PDF that cannot be read"):
+            pdf_to_markdown(corrupt)
+    with pytest.raises(NotADocument, match="no text"):
+        pdf_to_markdown(make_pdf(["", ""]))
+    monkeypatch.setattr("prixfixe.knowledge.formats.MAX_PDF_PAGES", 2)
+    with pytest.raises(NotADocument, match="a PDF of 3 pages; the limit is 2"):
+        pdf_to_markdown(pdf)
+
+
+def test_without_the_pdf_extra_a_pdf_is_skipped_naming_the_extra(
+    monkeypatch: pytest.MonkeyPatch, add: Ingest, folder: Path
+) -> None:
+    (folder / "report.pdf").write_bytes(make_pdf(["text"]))
+    monkeypatch.setitem(sys.modules, "pypdf", None)  # what an install without the extra sees
+    result = add()
+    assert Skipped("report.pdf", f"a PDF, and reading PDFs needs the pdf extra: {PDF_EXTRA}") in (
+        result.skipped
+    )
+    assert PDF_EXTRA == "pip install 'prixfixe[pdf]'"
+
+
+def test_a_folder_of_html_and_pdf_is_stored_as_markdown_with_titles(
+    add: Ingest, kb: OwnerSlice, folder: Path
+) -> None:
+    (folder / "page.HTML").write_text(PAGE, encoding="utf-8")
+    (folder / "untitled.htm").write_text("<title>Only a title</title><p>body</p>")
+    (folder / "report.pdf").write_bytes(make_pdf(["Quarterly numbers"], title="Report"))
+    (folder / "plain.pdf").write_bytes(make_pdf(["No metadata here"]))
+    (folder / "broken.pdf").write_bytes(b"%PDF-1.7 nothing else")
+    result = add()
+    assert {"page.HTML", "untitled.htm", "report.pdf", "plain.pdf"} <= set(result.added)
+    assert [s.path for s in result.skipped] == ["broken.pdf"]
+    docs = {d.path: d for d in catalog.documents(kb, "garden")}
+    assert (docs["page.HTML"].format, docs["page.HTML"].title) == ("html", "Garden")
+    assert docs["untitled.htm"].title == "Only a title"
+    assert (docs["report.pdf"].format, docs["report.pdf"].title) == ("pdf", "Report")
+    assert docs["plain.pdf"].title == "plain.pdf"
+    text = catalog.document_text(kb, "garden", docs["page.HTML"].id)
+    assert text is not None
+    assert text.startswith("Home\n\n# Garden\n")
+    assert docs["page.HTML"].bytes == len(text.encode())
+    assert docs["report.pdf"].chunks == 1
+
+
+def test_an_unchanged_html_file_is_not_parsed_again(
+    add: Ingest, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (folder / "page.html").write_text(PAGE, encoding="utf-8")
+    add()
+
+    def parse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("parsed again")
+
+    monkeypatch.setattr("bs4.BeautifulSoup", parse)
+    again = add()
+    assert "page.html" in again.unchanged
+    assert again.generation is None
