@@ -45,12 +45,12 @@ def test_doctor_json_counts_tokens_of_the_real_listing(tmp_path: Path) -> None:
     code, out, _ = run("doctor", "--json")
     assert code == 0
     report = json.loads(out)
-    listing = App.build(env={}).list_tools_json()
+    listing = App.build(env={"PRIXFIXE_LOAD_PLUGINS": ""}).list_tools_json()
     assert report["tools_list"]["tokens"]["cl100k_base"] == count_tokens(listing, "cl100k_base")
     assert report["tools_list"]["tokens"]["o200k_base"] == count_tokens(listing, "o200k_base")
     assert report["config"]["file"] is None
     assert report["exposure"]["expose_source"] == "default"
-    summary = App.build(env={}).capability_index.text("summary")
+    summary = App.build(env={"PRIXFIXE_LOAD_PLUGINS": ""}).capability_index.text("summary")
     resources = report["resources"]
     assert resources["capability_index_summary_tokens"]["cl100k_base"] == count_tokens(summary)
 

@@ -9,7 +9,17 @@ from __future__ import annotations
 import click
 
 from prixfixe import __version__
-from prixfixe.cli import doctor, knowledge, resources, routines, serve, servers, store, tools
+from prixfixe.cli import (
+    doctor,
+    knowledge,
+    plugins,
+    resources,
+    routines,
+    serve,
+    servers,
+    store,
+    tools,
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -37,6 +47,8 @@ for _command in (
     routines.report,
     servers.servers,
     knowledge.kb,
+    plugins.plugins,
+    plugins.plugin,
 ):
     cli.add_command(_command)
 

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from prixfixe.cli._common import console, echo_json, escape, friendly, yes
+from prixfixe.cli.plugins import plugins_table
 
 
 def _print_leash(out: Any, leash: dict[str, Any]) -> None:
@@ -77,12 +78,6 @@ def _print_servers(out: Any, section: dict[str, Any]) -> None:
         )
 
 
-def _plugin_colour(status: str) -> str:
-    if status == "loaded":
-        return "green"
-    return "red" if status.startswith("failed") else "yellow"
-
-
 def _print_report(report: dict[str, Any], over: bool) -> None:
     from rich.table import Table
 
@@ -107,13 +102,7 @@ def _print_report(report: dict[str, Any], over: bool) -> None:
     for f in report["facets"]:
         table.add_row(f["name"], str(f["tools"]), yes(f["listed"]), yes(f["denied"]))
     out.print(table)
-    plugins = Table("plugin", "from", "status", title="Plugins")
-    for p in report["plugins"]:
-        colour = _plugin_colour(p["status"])
-        plugins.add_row(
-            escape(p["name"]), escape(p["origin"]), f"[{colour}]{escape(p['status'])}[/]"
-        )
-    out.print(plugins)
+    out.print(plugins_table(report["plugins"], costs=False))
     st = report["store"]
     state = "exists" if st["exists"] else "not created yet (made on first write)"
     out.print(f"\n[bold]Store[/]: {escape(st['path'])} ({state}); kinds: {', '.join(st['kinds'])}")
@@ -147,8 +136,8 @@ def _print_report(report: dict[str, Any], over: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @friendly
 def doctor(as_json: bool) -> None:
-    """Check the installation: versions, config, facets, plugins, the store's integrity,
-    mounted servers, tools/list cost."""
+    """Check the installation: versions, config, facets, plugins and their authority, the
+    store's integrity, mounted servers, tools/list cost."""
     from prixfixe.app import DEFAULT_TOKEN_BUDGET, DEFAULT_TOOL_BUDGET, App
     from prixfixe.system.doctor import doctor_report
 

@@ -12,7 +12,7 @@ import importlib
 import logging
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib.metadata import entry_points
 
 import pluggy
@@ -47,8 +47,13 @@ DEFAULT_PLUGINS: dict[str, str] = {
 @dataclass(frozen=True)
 class PluginInfo:
     name: str
-    origin: str  # "built-in", or the distribution that provides the entry point
+    origin: str  # "built-in", "embedded", or the distribution and version providing it
     status: str  # "loaded", "skipped: ...", "failed: ..."
+    #: The distribution that provides it (`prixfixe` for a built-in), and that one's version.
+    distribution: str | None = None
+    version: str | None = None
+    #: The module (or object) holding its hook implementations, as the entry point names it.
+    module: str | None = None
 
     @property
     def loaded(self) -> bool:
@@ -62,38 +67,69 @@ def _allowlist(env: Mapping[str, str]) -> set[str] | None:
     return {p.strip() for p in value.split(",") if p.strip()}
 
 
+def _reason(exc: BaseException) -> str:
+    """What went wrong, on one line (a status is one line in doctor's table)."""
+    text = exc.message if isinstance(exc, PrixfixeError) else f"{type(exc).__name__}: {exc}"
+    return " ".join(text.split())
+
+
+def _register(pm: pluggy.PluginManager, plugin: object, name: str) -> None:
+    """Register `plugin`, or leave no part of it behind: pluggy releases before 1.7 added a
+    plugin's hook implementations one by one, so one with a wrong signature left the ones
+    before it registered, and `collect` would call them (pytest-dev/pluggy#733)."""
+    try:
+        pm.register(plugin, name=name)
+    except BaseException:
+        if pm.get_plugin(name) is plugin:
+            pm.unregister(plugin, name=name)
+        raise
+
+
 def build_plugin_manager(
     env: Mapping[str, str] | None = None,
     extra_plugins: Sequence[object] = (),
 ) -> tuple[pluggy.PluginManager, list[PluginInfo]]:
-    """Register built-ins, allowed entry-point plugins and `extra_plugins` (for embedding)."""
+    """Register built-ins, allowed entry-point plugins and `extra_plugins` (for embedding
+    and the contract kit, `prixfixe.testing`). Nothing a third-party plugin does while it is
+    imported or registered stops this: it is reported in the returned infos."""
+    from prixfixe import __version__
+
     env = os.environ if env is None else env
     pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
     pm.add_hookspecs(hookspecs)
     infos: list[PluginInfo] = []
     for name, module_name in DEFAULT_PLUGINS.items():
         pm.register(importlib.import_module(module_name), name=name)
-        infos.append(PluginInfo(name, "built-in", "loaded"))
+        infos.append(PluginInfo(name, "built-in", "loaded", "prixfixe", __version__, module_name))
 
     allow = _allowlist(env)
     found: set[str] = set()
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         found.add(ep.name)
-        origin = f"{ep.dist.name} {ep.dist.version}" if ep.dist else ep.value
+        dist, version = (ep.dist.name, ep.dist.version) if ep.dist else (None, None)
+        info = PluginInfo(
+            ep.name,
+            f"{dist} {version}" if dist else ep.value,
+            "loaded",
+            distribution=dist,
+            version=version,
+            module=ep.value,
+        )
         if allow is not None and ep.name not in allow:
-            infos.append(PluginInfo(ep.name, origin, f"skipped: not in {LOAD_PLUGINS_ENV}"))
+            infos.append(replace(info, status=f"skipped: not in {LOAD_PLUGINS_ENV}"))
             continue
         if pm.has_plugin(ep.name):
-            infos.append(PluginInfo(ep.name, origin, "skipped: a plugin of this name is loaded"))
+            infos.append(replace(info, status="skipped: a plugin of this name is loaded"))
             continue
         try:
-            plugin = ep.load()
-            pm.register(plugin, name=ep.name)
-        except Exception as exc:  # noqa: BLE001 - any failure in foreign code is reported, not fatal
-            log.warning("plugin %s (%s) failed to load: %s", ep.name, ep.value, exc)
-            infos.append(PluginInfo(ep.name, origin, f"failed: {type(exc).__name__}: {exc}"))
+            _register(pm, ep.load(), ep.name)
+        # SystemExit too: a plugin that calls sys.exit() while imported is a broken plugin,
+        # not a request to stop the server.
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - foreign code, reported
+            log.warning("plugin %s (%s) failed to load: %s", ep.name, ep.value, _reason(exc))
+            infos.append(replace(info, status=f"failed: {_reason(exc)}"))
             continue
-        infos.append(PluginInfo(ep.name, origin, "loaded"))
+        infos.append(info)
     for name in sorted((allow or set()) - found):
         infos.append(
             PluginInfo(name, "?", f"failed: named in {LOAD_PLUGINS_ENV} but not installed")
@@ -101,8 +137,13 @@ def build_plugin_manager(
 
     for plugin in extra_plugins:
         name = getattr(plugin, "__name__", None) or type(plugin).__name__
-        pm.register(plugin, name=name)
-        infos.append(PluginInfo(name, "embedded", "loaded"))
+        info = PluginInfo(name, "embedded", "loaded", module=name)
+        try:
+            _register(pm, plugin, name)
+        except Exception as exc:  # noqa: BLE001 - e.g. a hook implementation's wrong signature
+            log.warning("plugin %s failed to register: %s", name, _reason(exc))
+            info = replace(info, status=f"failed: {_reason(exc)}")
+        infos.append(info)
     return pm, infos
 
 
@@ -134,15 +175,12 @@ def collect(pm: pluggy.PluginManager, infos: list[PluginInfo]) -> Registry:
                     if impl.plugin_name == owner:
                         impl.function(register=sink.append)
             registry.add_declared(owner, declared)
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
             if owner in DEFAULT_PLUGINS:
                 raise
-            reason = (
-                exc.message if isinstance(exc, PrixfixeError) else f"{type(exc).__name__}: {exc}"
-            )
+            reason = _reason(exc)
             log.warning("plugin %s failed to register: %s", owner, reason)
             infos[:] = [
-                PluginInfo(i.name, i.origin, f"failed: {reason}") if i.name == owner else i
-                for i in infos
+                replace(i, status=f"failed: {reason}") if i.name == owner else i for i in infos
             ]
     return registry

@@ -187,7 +187,8 @@ class StepType:
       `routine_eval`) giving one is refused, so a client never chooses them.
     - `paths_from_params(params)`: the paths a configured step reads and writes; they are the
       file grant's default roots.
-    - `hosts`: the hosts it connects to (the network grant's default).
+    - `hosts`: the hosts it connects to (the network grant's default);
+      `hosts_from_params(params)` adds the ones a configured step's params name.
     - `env`: variables of the server's environment its programs receive (say `SSH_AUTH_SOCK`);
       children get nothing else but PATH, HOME, locale, time zone and the step's credentials.
     """
@@ -205,6 +206,7 @@ class StepType:
     config_only: tuple[str, ...] = ()
     paths_from_params: Callable[[Any], PathNeeds] | None = None
     hosts: tuple[str, ...] = ()
+    hosts_from_params: Callable[[Any], Sequence[str]] | None = None
     env: tuple[str, ...] = ()
     owner: str = field(default="", compare=False)
 
@@ -232,6 +234,11 @@ class StepType:
             else ()
         )
         return tuple(dict.fromkeys((*self.commands, *extra)))
+
+    def declared_hosts(self, params: BaseModel) -> tuple[str, ...]:
+        """Every host a step with these params may connect to: `hosts`, then its params'."""
+        extra = tuple(self.hosts_from_params(params)) if self.hosts_from_params else ()
+        return tuple(dict.fromkeys((*self.hosts, *extra)))
 
     def declared_paths(self, params: BaseModel) -> PathNeeds:
         return self.paths_from_params(params) if self.paths_from_params else ((), ())

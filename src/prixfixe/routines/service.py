@@ -74,7 +74,7 @@ class Routines:
             credential_commands=tuple(c for s in steps for c in s.credential_commands),
             reads=tuple(policy.root_of(p, s.base_dir) for s in steps for p in s.reads),
             writes=tuple(policy.root_of(p, s.base_dir) for s in steps for p in s.writes),
-            hosts=tuple(h for s in steps for h in s.type.hosts),
+            hosts=tuple(h for s in steps for h in s.hosts),
         )
         leash = policy.build(config, env, declared, base_dir=base_dir)
         fs = FsGate(leash.fs)

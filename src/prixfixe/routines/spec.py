@@ -57,6 +57,8 @@ class StepCall:
     #: The paths its params say it reads and writes (the file grant's defaults).
     reads: tuple[str, ...] = ()
     writes: tuple[str, ...] = ()
+    #: The hosts it connects to (the network grant's defaults).
+    hosts: tuple[str, ...] = ()
 
     @property
     def programs(self) -> tuple[str, ...]:
@@ -215,6 +217,7 @@ def parse_step(
         credential_commands=tuple(dict.fromkeys(credential_commands)),
         reads=tuple(reads),
         writes=tuple(writes),
+        hosts=type_.declared_hosts(model),
     )
 
 

@@ -213,7 +213,8 @@ async def steps_list(ctx: ToolContext, args: StepsListInput) -> ToolResult:
             "command_lines": [c.show() for c in t.commands]
             + (["(a command the configuration names)"] if t.commands_from_params else []),
             "config_only": list(t.config_only),
-            "hosts": list(t.hosts),
+            "hosts": list(t.hosts)
+            + (["(named in the configuration)"] if t.hosts_from_params else []),
             "params": model_schema(t.params_model),
             "data": data_schema(t),
             "plugin": t.owner,

@@ -1,20 +1,23 @@
 """The doctor report: what the server says about its installation (versions, config, facets,
-plugins, store, routines, leash, mounted servers, and what the default `tools/list` costs),
-as data.
-`prixfixe doctor` prints it or, with --json, emits it."""
+plugins with their authority, store, routines, leash, mounted servers, and what the default
+`tools/list` costs), as data.
+`prixfixe doctor` prints it or, with --json, emits it; `prixfixe plugins` prints its plugins
+part with each plugin's token cost (`plugins_section(app, costs=True)`)."""
 
 from __future__ import annotations
 
+import json
 import platform
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from prixfixe import __version__
+from prixfixe.leash.policy import root_of
 from prixfixe.store import STORE_FILENAME
 from prixfixe.store.integrity import check_integrity
-from prixfixe.tokens import token_counts
+from prixfixe.tokens import count_tokens, token_counts
 
 if TYPE_CHECKING:
     from prixfixe.config import LoadedConfig
@@ -59,6 +62,91 @@ def _dist_version(name: str) -> str:
         return version(name)
     except PackageNotFoundError:
         return "not installed"
+
+
+def plugin_authority(app: DoctorSubject, owner: str) -> dict[str, Any]:
+    """What plugin `owner` declares it may run, reach and read, from its step types (tools
+    declare no authority: whatever they run passes the same gates), and the paths and command
+    lines the configured steps of its types add through their params."""
+    types = [t for t in app.registry.step_types.values() if t.owner == owner]
+    steps = [s for r in app.routines.routines.values() for s in r.steps if s.type.owner == owner]
+    lines = {c.show(): c.program for t in types for c in t.commands}
+    lines |= {c.show(): c.program for s in steps for c in s.commands}
+    return {
+        "step_types": [t.name for t in types],
+        "programs": sorted(set(lines.values())),
+        "command_lines": sorted(lines),
+        "hosts": sorted({h for t in types for h in t.hosts}),
+        "env": sorted({v for t in types for v in t.env}),
+        "reads": sorted({str(root_of(p, s.base_dir)) for s in steps for p in s.reads}),
+        "writes": sorted({str(root_of(p, s.base_dir)) for s in steps for p in s.writes}),
+        # Step types whose params choose more: what a configured step adds is above.
+        "params_add_commands": [t.name for t in types if t.commands_from_params is not None],
+        "params_add_paths": [t.name for t in types if t.paths_from_params is not None],
+    }
+
+
+def _wire_json(tools: Iterable[RegisteredTool]) -> str:
+    """Tools as `tools/list` carries them (compact JSON, as `App.list_tools_json`)."""
+    wire = [e.wire.model_dump(mode="json", by_alias=True, exclude_none=True) for e in tools]
+    return json.dumps(wire, separators=(",", ":"), ensure_ascii=False) if wire else ""
+
+
+def plugin_costs(app: DoctorSubject, owners: Iterable[str]) -> dict[str, dict[str, int]]:
+    """What each plugin costs a model, in cl100k_base tokens: its tools as `tools/list`
+    entries were they all listed (`tools_list`) and as listed now (`listed`), and what its
+    entries add to the capability index (`index_summary`, `index_full`: the index with them
+    against the index without them). The summary is capped: a plugin can change which terms
+    it shows more than its length, so its share there is small, 0, or even below 0."""
+    from prixfixe.system.capability_index import collect_entries, render_full, render_summary
+
+    scope = app.capability_index.scope
+    entries = collect_entries(scope)
+    whole = {
+        "summary": count_tokens(render_summary(scope, entries)),
+        "full": count_tokens(render_full(scope, entries)),
+    }
+    costs: dict[str, dict[str, int]] = {}
+    for owner in owners:
+        tools = [e for e in app.registry if e.tool.owner == owner]
+        listed = [e for e in tools if app.exposure.listed(e.tool.facet)]
+        rest = [e for e in entries if e.detail.get("plugin") != owner]
+        index = {"index_summary": 0, "index_full": 0}
+        if len(rest) < len(entries):
+            index = {
+                "index_summary": whole["summary"] - count_tokens(render_summary(scope, rest)),
+                "index_full": whole["full"] - count_tokens(render_full(scope, rest)),
+            }
+        costs[owner] = {
+            "tools": len(tools),
+            "tools_list": count_tokens(_wire_json(tools)),
+            "listed": count_tokens(_wire_json(listed)),
+            **index,
+        }
+    return costs
+
+
+def plugins_section(app: DoctorSubject, *, costs: bool = False) -> list[dict[str, Any]]:
+    """Every plugin found: where it comes from, its status (why it was skipped or failed),
+    its declared authority and, with `costs`, its token cost. A plugin that is not loaded
+    has neither (`None`): nothing of it was read."""
+    loaded = [p.name for p in app.plugins if p.loaded]
+    spent = plugin_costs(app, loaded) if costs else {}
+    out: list[dict[str, Any]] = []
+    for p in app.plugins:
+        entry: dict[str, Any] = {
+            "name": p.name,
+            "origin": p.origin,
+            "distribution": p.distribution,
+            "version": p.version,
+            "module": p.module,
+            "status": p.status,
+            "authority": plugin_authority(app, p.name) if p.loaded else None,
+        }
+        if costs:
+            entry["tokens"] = spent.get(p.name)
+        out.append(entry)
+    return out
 
 
 def servers_section(app: DoctorSubject, prixfixe_tokens: int) -> dict[str, Any]:
@@ -114,7 +202,7 @@ def doctor_report(
             "deny": list(app.exposure.deny),
             "deny_source": app.exposure.deny_source,
         },
-        "plugins": [{"name": p.name, "origin": p.origin, "status": p.status} for p in app.plugins],
+        "plugins": plugins_section(app),
         # Where the store is, without opening it: doctor must not create or migrate it.
         "store": {
             "path": str(store_path),
