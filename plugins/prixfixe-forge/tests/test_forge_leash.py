@@ -93,6 +93,15 @@ async def test_with_the_default_grant_a_host_in_a_steps_params_is_refused_unconn
     assert gated == []
 
 
+@pytest.mark.skipif(not PER_STEP_HOSTS, reason="the core grants per step type only")
+@pytest.mark.parametrize("index", range(6))
+def test_with_the_default_grant_the_host_a_configured_steps_params_name_is_granted(
+    make_app: AppFactory, other: FakeForge, index: int
+) -> None:
+    app = make_app(routine(steps_at(other)[index]))
+    assert f"127.0.0.1:{other.port}" in app.routines.leash.net.hosts
+
+
 @pytest.mark.parametrize("index", range(6))
 async def test_a_step_pointed_past_the_configured_grant_is_refused_unconnected(
     make_app: AppFactory,
@@ -151,11 +160,13 @@ async def test_the_step_types_declared_hosts_are_the_whole_default_grant(
         assert list(app.routines.leash.net.hosts) == ["api.github.com", "gitlab.com"]
     listed = await call(app, "tool_invoke", {"name": "steps_list", "arguments": {}})
     hosts = {t["type"]: t["hosts"] for t in listed.structured_content["step_types"]}
+    # With per-step hosts, a network step type also says its configured steps name more.
+    more = ["(named in the configuration)"] if PER_STEP_HOSTS else []
     assert {k: v for k, v in hosts.items() if k in FORGE_TYPES} == {
-        "github-pr-scan": ["api.github.com"],
-        "gitlab-mr-review": ["gitlab.com"],
-        "gitlab-group-mrs": ["gitlab.com"],
-        "mr-sla-check": ["api.github.com", "gitlab.com"],
-        "url-watch": [],
+        "github-pr-scan": ["api.github.com", *more],
+        "gitlab-mr-review": ["gitlab.com", *more],
+        "gitlab-group-mrs": ["gitlab.com", *more],
+        "mr-sla-check": ["api.github.com", "gitlab.com", *more],
+        "url-watch": [*more],
         "chores-check": [],
     }
