@@ -40,6 +40,7 @@ import functools
 import gc
 import importlib.util
 import itertools
+import json
 import random
 import shutil
 import sqlite3
@@ -63,7 +64,7 @@ import anyio
 import mcp_types as types
 from mcp import Client
 
-from benchmarks._common import markdown_table, write_json, write_section
+from benchmarks._common import RESULTS_DIR, markdown_table, write_json, write_section
 from benchmarks.bench_search_quality import (
     DEFAULT_LIVEMCP_TASKS,
     DEFAULT_LIVEMCP_TOOLS,
@@ -75,7 +76,7 @@ from benchmarks.bench_search_quality import (
     split,
 )
 from prixfixe.app import App
-from prixfixe.knowledge import KNOWLEDGE_OWNER, results, tables, vectors
+from prixfixe.knowledge import KNOWLEDGE_OWNER, tables, vectors
 from prixfixe.knowledge.chunking import split as split_chunks
 from prixfixe.knowledge.ingest import _INDEX as INDEX_STATEMENT
 from prixfixe.knowledge.ingest import ingest, put_text
@@ -865,22 +866,16 @@ SEARCH_LIMIT = 5
 async def _agent_tokens(
     app: App, docs: Sequence[Doc], ids: dict[str, int], collection: str, hybrid: bool
 ) -> dict[str, Any]:
-    kb = app.store.slice(KNOWLEDGE_OWNER)
     rows: list[dict[str, Any]] = []
     async with Client(build_server(app), mode="legacy") as client:
         for question in QUESTIONS:
             params = {"q": question.text, "collection": collection, "limit": str(SEARCH_LIMIT)}
             uri = "prixfixe://knowledge/search?" + urlencode(params, quote_via=quote)
             search_text = _text(await client.read_resource(uri))
+            mode = "hybrid" if hybrid else "keyword"
+            # The mode the resource says it ran in: a benchmark of the wrong mode is refused.
+            assert f"({mode} search" in search_text.splitlines()[0], search_text.splitlines()[0]
             via = "protocol"
-            if hybrid and "(hybrid search" not in search_text.splitlines()[0]:
-                # The resource runs keyword-only until `[search] semantic` reaches it: the same
-                # text, rendered here from the search it would run.
-                found = find(
-                    kb, question.text, collection=collection, limit=SEARCH_LIMIT, semantic=True
-                )
-                search_text = results.render(question.text, found)
-                via = "in-process"
             sections = [
                 line.split("section: ", 1)[1].strip()
                 for line in search_text.splitlines()
@@ -937,25 +932,29 @@ def bench_tokens(work: Path, embedder: Embedder | None) -> dict[str, Any]:
         "modes": {},
     }
     home = work / "tokens-home"
-    config = "[search]\nsemantic = true\n" if embedder is not None else ""
-    (work / "prixfixe.toml").write_text(config, encoding="utf-8")
-    app = App.build(env={"PRIXFIXE_HOME": str(home)}, cwd=work, extra_plugins=[])
-    try:
-        kb = app.store.slice(KNOWLEDGE_OWNER)
-        for doc in docs:
-            put_text(kb, "python-reference", doc.path, doc.text)
-        ids = {
-            path.removesuffix(".md"): int(doc_id)
-            for doc_id, path in kb.query("SELECT id, path FROM {prefix}documents")
-        }
-        if embedder is not None:
-            vectors.embed_pending(kb, embedder)
-        modes = [False, True] if embedder is not None else [False]
-        for hybrid in modes:
+    modes = [False, True] if embedder is not None else [False]
+    ids: dict[str, int] = {}
+    for hybrid in modes:
+        # One store, served first as configured by default (keyword), then with
+        # `[search] semantic = true` (hybrid): each mode is what a server so configured answers.
+        config = "[search]\nsemantic = true\n" if hybrid else ""
+        (work / "prixfixe.toml").write_text(config, encoding="utf-8")
+        app = App.build(env={"PRIXFIXE_HOME": str(home)}, cwd=work, extra_plugins=[])
+        try:
+            kb = app.store.slice(KNOWLEDGE_OWNER)
+            if not ids:
+                for doc in docs:
+                    put_text(kb, "python-reference", doc.path, doc.text)
+                ids = {
+                    path.removesuffix(".md"): int(doc_id)
+                    for doc_id, path in kb.query("SELECT id, path FROM {prefix}documents")
+                }
+            if hybrid and embedder is not None:
+                vectors.embed_pending(kb, embedder)
             key = "hybrid" if hybrid else "keyword"
             out["modes"][key] = anyio.run(_agent_tokens, app, docs, ids, "python-reference", hybrid)
-    finally:
-        app.close_store()
+        finally:
+            app.close_store()
     return out
 
 
@@ -1249,6 +1248,10 @@ def report(data: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
+#: The benchmark's parts, each a key of its results.
+PARTS = ("ingest", "search", "quality", "tokens")
+
+
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument(
@@ -1261,7 +1264,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-semantic", action="store_true", help="keyword only")
     parser.add_argument("--no-write", action="store_true", help="print only; write no files")
+    parser.add_argument(
+        "--only",
+        choices=PARTS,
+        action="append",
+        help="run only this part (repeatable); the others are kept from the last results file",
+    )
     args = parser.parse_args(argv)
+    only = set(args.only or PARTS)
     sizes = args.sizes or ([2_000] if args.quick else [10_000, 100_000])
     queries = args.queries or (40 if args.quick else 200)
     embedder = None if args.no_semantic else _embedder()
@@ -1271,24 +1281,30 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "seed": args.seed,
         "embedder": embedder.model_id if embedder is not None else None,
     }
+    if only != set(PARTS):
+        kept = json.loads((RESULTS_DIR / f"{NAME}.json").read_text(encoding="utf-8"))
+        data |= {part: kept[part] for part in PARTS if part not in only}
     try:
         started = time.perf_counter()
-        ingest_docs, _ = docstring_corpus(2_000 if args.quick else 10_000)
-        data["ingest"] = bench_ingest(work, ingest_docs, 4 if args.quick else 8, embedder)
-        print(f"ingest done in {time.perf_counter() - started:.1f} s", file=sys.stderr)
-        data["search"] = []
-        for size in sizes:
+        if "ingest" in only:
+            ingest_docs, _ = docstring_corpus(2_000 if args.quick else 10_000)
+            data["ingest"] = bench_ingest(work, ingest_docs, 4 if args.quick else 8, embedder)
+            print(f"ingest done in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+        if "search" in only:
+            data["search"] = []
+            for size in sizes:
+                started = time.perf_counter()
+                data["search"].append(bench_search(work, size, embedder, queries, args.seed))
+                took = time.perf_counter() - started
+                print(f"search at {size:,} done in {took:.1f} s", file=sys.stderr)
+        if "quality" in only:
             started = time.perf_counter()
-            data["search"].append(bench_search(work, size, embedder, queries, args.seed))
-            print(
-                f"search at {size:,} done in {time.perf_counter() - started:.1f} s", file=sys.stderr
-            )
-        started = time.perf_counter()
-        data["quality"] = bench_quality(work, embedder, 150 if args.quick else 1_000, args.seed)
-        print(f"quality done in {time.perf_counter() - started:.1f} s", file=sys.stderr)
-        started = time.perf_counter()
-        data["tokens"] = bench_tokens(work, embedder)
-        print(f"tokens done in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+            data["quality"] = bench_quality(work, embedder, 150 if args.quick else 1_000, args.seed)
+            print(f"quality done in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+        if "tokens" in only:
+            started = time.perf_counter()
+            data["tokens"] = bench_tokens(work, embedder)
+            print(f"tokens done in {time.perf_counter() - started:.1f} s", file=sys.stderr)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     markdown = report(data)
