@@ -15,7 +15,6 @@ from prixfixe.leash.net import observe_connections, unobserve_connections
 
 from conftest import BOTH_TOKENS, AppFactory, call, run_routine, step_of
 from fakeforge import FakeForge, running
-from prixfixe_forge.client import PER_STEP_HOSTS
 
 pytestmark = pytest.mark.anyio
 
@@ -78,22 +77,6 @@ def steps_at(fake: FakeForge) -> list[dict[str, str]]:
     ]
 
 
-@pytest.mark.skipif(PER_STEP_HOSTS, reason="the core grants the hosts a step's params name")
-@pytest.mark.parametrize("index", range(6))
-async def test_with_the_default_grant_a_host_in_a_steps_params_is_refused_unconnected(
-    make_app: AppFactory, other: FakeForge, gated: list[tuple[str, int]], index: int
-) -> None:
-    step = steps_at(other)[index]
-    report = await run_routine(make_app(routine(step)), "morning")
-    error = step_of(report, "target")["error"]
-    assert error["kind"] == "refused"
-    assert f"127.0.0.1:{other.port} is not granted; the network grant is [" in error["message"]
-    assert "(declared by configured steps and plugins)" in error["message"]
-    assert other.connections == []
-    assert gated == []
-
-
-@pytest.mark.skipif(not PER_STEP_HOSTS, reason="the core grants per step type only")
 @pytest.mark.parametrize("index", range(6))
 def test_with_the_default_grant_the_host_a_configured_steps_params_name_is_granted(
     make_app: AppFactory, other: FakeForge, index: int
@@ -156,12 +139,10 @@ async def test_the_step_types_declared_hosts_are_the_whole_default_grant(
 ) -> None:
     config = routine({"type": '"mr-sla-check"', "hours": "4", "gitlab_user": '"alice"'})
     app = make_app(config)
-    if not PER_STEP_HOSTS:  # the grant is per step type: both of mr-sla-check's hosts
-        assert list(app.routines.leash.net.hosts) == ["api.github.com", "gitlab.com"]
     listed = await call(app, "tool_invoke", {"name": "steps_list", "arguments": {}})
     hosts = {t["type"]: t["hosts"] for t in listed.structured_content["step_types"]}
-    # With per-step hosts, a network step type also says its configured steps name more.
-    more = ["(named in the configuration)"] if PER_STEP_HOSTS else []
+    # A network step type also says its configured steps name more hosts.
+    more = ["(named in the configuration)"]
     assert {k: v for k, v in hosts.items() if k in FORGE_TYPES} == {
         "github-pr-scan": ["api.github.com", *more],
         "gitlab-mr-review": ["gitlab.com", *more],

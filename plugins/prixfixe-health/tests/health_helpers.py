@@ -16,8 +16,6 @@ from mcp import Client
 from prixfixe.app import App
 from prixfixe.mcp.server import build_server
 
-from prixfixe_health.service import DECLARES_HOSTS
-
 GOLDEN = Path(__file__).resolve().parent / "golden" / "steps"
 #: The plugin's name: its entry point's, and the owner of what it registers.
 PLUGIN = "health"
@@ -84,14 +82,6 @@ def routine(*steps: str, leash: str = "") -> str:
     """A `[routines.health]` config of the given step tables (TOML bodies after `type`)."""
     body = "".join(f"\n[[routines.health.steps]]\n{s.strip()}\n" for s in steps)
     return f"{leash}\n[routines.health]{body}"
-
-
-def net_grant(*hosts: str) -> str:
-    """The `[leash]` table a configuration needs for `hosts` when this prixfixe cannot grant a
-    step's hosts from its params (none when it can: the default grant holds them)."""
-    if DECLARES_HOSTS:
-        return ""
-    return "[leash]\nnet = [" + ", ".join(json.dumps(h) for h in hosts) + "]\n"
 
 
 def program(folder: Path, name: str, script: str) -> Path:

@@ -13,7 +13,6 @@ from prixfixe.leash.exec import Slot
 
 from health_helpers import (
     AppFactory,
-    net_grant,
     program,
     routine,
     run_step,
@@ -34,7 +33,7 @@ def marker_program(folder: Path, name: str) -> Path:
 
 def web_service_config(web: Web) -> str:
     step = f'type = "service-check"\nservices = [{{ url = "{web.url("/ok")}" }}]'
-    return routine(step, leash=net_grant(f"127.0.0.1:{web.port}"))
+    return routine(step)  # the default grant holds the host the step names
 
 
 async def test_an_inline_probe_of_another_port_of_a_granted_host_connects_to_nothing(

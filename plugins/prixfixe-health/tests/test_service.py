@@ -13,14 +13,12 @@ from health_helpers import (
     AppFactory,
     assert_golden,
     names,
-    net_grant,
     program,
     routine,
     run_routine,
     search_path,
 )
 from loopback import Listener, Web, closed_port
-from prixfixe_health.service import DECLARES_HOSTS
 
 pytestmark = pytest.mark.anyio
 
@@ -65,8 +63,7 @@ async def test_each_kind_of_probe_reports_its_status_and_the_worst_is_the_steps(
         '{ name = "queue", systemd = "db.service" }',
         '{ name = "cache", systemd = "cache.service" }',
     ]
-    grant = net_grant(f"127.0.0.1:{web.port}", f"127.0.0.1:{closed}", f"127.0.0.1:{tcp.port}")
-    app = make_app(routine(service_step(services), leash=grant), path=search_path(bin_))
+    app = make_app(routine(service_step(services)), path=search_path(bin_))
     (step,), markdown = await run_routine(app)
     assert_golden(step)
     data = step["data"]
@@ -114,8 +111,7 @@ async def test_each_kind_of_probe_reports_its_status_and_the_worst_is_the_steps(
 
 async def test_an_answer_slower_than_allowed_is_a_warning(make_app: AppFactory, web: Web) -> None:
     services = [f'{{ name = "web", url = "{web.url("/ok")}", max_latency_ms = 0.000001 }}']
-    grant = net_grant(f"127.0.0.1:{web.port}")
-    app = make_app(routine(service_step(services), leash=grant))
+    app = make_app(routine(service_step(services)))
     (step,), _ = await run_routine(app)
     assert_golden(step)
     (web_result,) = step["data"]["services"]
@@ -128,7 +124,7 @@ async def test_an_expected_status_other_than_200_counts_as_up(
     make_app: AppFactory, web: Web
 ) -> None:
     services = [f'{{ name = "tea", url = "{web.url("/teapot")}", expect_status = 418 }}']
-    app = make_app(routine(service_step(services), leash=net_grant(f"127.0.0.1:{web.port}")))
+    app = make_app(routine(service_step(services)))
     (step,), _ = await run_routine(app)
     assert step["data"]["services"][0]["status"] == "up"
     assert step["data"]["status"] == "ok"
@@ -150,9 +146,6 @@ async def test_without_systemctl_a_unit_cannot_be_asked_about_and_warns(
     assert step["data"]["status"] == "warn"
 
 
-@pytest.mark.skipif(
-    not DECLARES_HOSTS, reason="this prixfixe's StepType cannot declare hosts from params"
-)
 def test_the_default_leash_grants_exactly_the_configured_hosts_ports_and_units(
     make_app: AppFactory,
 ) -> None:

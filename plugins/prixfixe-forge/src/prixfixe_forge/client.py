@@ -24,17 +24,16 @@ A failure names the step, the forge and its host, and has a `kind` a consumer ca
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import ipaddress
 import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 import httpx2
-from prixfixe import Secret, StepContext, StepFailure, StepType
+from prixfixe import Secret, StepContext, StepFailure
 from prixfixe.secrets import MASK
 from pydantic import AfterValidator, BaseModel, Field, ValidationError
 
@@ -90,20 +89,6 @@ def host_of(url: str) -> str:
     host = f"[{host}]" if ":" in host else host
     port = parsed.port
     return host if port is None or port in (80, 443) else f"{host}:{port}"
-
-
-#: Whether the core reads a step's own hosts from its params (a `hosts_from_params` field on
-#: `StepType`, as `paths_from_params` does for files). Without it only `StepType.hosts`, fixed
-#: per type, join the default network grant, and an `api_url` or `url` elsewhere needs
-#: `[leash] net`.
-PER_STEP_HOSTS = "hosts_from_params" in {f.name for f in dataclasses.fields(StepType)}
-
-
-def step_type(*, hosts_from_params: Callable[[Any], Sequence[str]], **fields: Any) -> StepType:
-    """A `StepType`, declaring the hosts its params name where the core supports that."""
-    if PER_STEP_HOSTS:
-        fields["hosts_from_params"] = hosts_from_params
-    return StepType(**fields)
 
 
 # -- rate limits -------------------------------------------------------------------------------

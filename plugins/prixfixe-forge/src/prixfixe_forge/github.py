@@ -10,7 +10,7 @@ repositories only, 10 searches a minute). `api_url` points at GitHub Enterprise 
 
 from __future__ import annotations
 
-from prixfixe import StepContext, StepOutput
+from prixfixe import StepContext, StepOutput, StepType
 from pydantic import BaseModel, ConfigDict, Field
 
 from prixfixe_forge import client
@@ -123,7 +123,7 @@ def markdown(data: GithubPrScanData, show: int) -> str:
     return "\n".join(lines)
 
 
-STEP_TYPE = client.step_type(
+STEP_TYPE = StepType(
     name="github-pr-scan",
     description="Pull requests waiting for a GitHub user's review, and the user's own open "
     "pull requests, oldest first, through GitHub's REST search API. The token is the step's "

@@ -10,7 +10,7 @@ Pages follow `X-Next-Page`. The token is the step's `GITLAB_TOKEN` credential, s
 
 from __future__ import annotations
 
-from prixfixe import StepContext, StepOutput
+from prixfixe import StepContext, StepOutput, StepType
 from pydantic import BaseModel, ConfigDict, Field
 
 from prixfixe_forge import client
@@ -19,6 +19,7 @@ from prixfixe_forge.reviews import (
     GITLAB_API,
     GITLAB_GROUP,
     GITLAB_USERNAME,
+    Found,
     ReviewItem,
     gitlab_api,
     gitlab_group_query,
@@ -85,73 +86,67 @@ def _notes(truncated: bool, authenticated: bool, limit: RateLimit | None) -> lis
     return ["", *notes] if notes else []
 
 
-async def gitlab_mr_review(ctx: StepContext, params: GitlabMrReviewParams) -> StepOutput:
+async def _list(
+    ctx: StepContext, params: _GitlabParams, query: tuple[str, dict[str, str | int], str]
+) -> tuple[bool, Found]:
+    """One GitLab list query, paged: whether it was asked with a token, and what it found."""
     api = gitlab_api(ctx, params.api_url, params.request_timeout)
-    path, query, what = gitlab_reviewer_query(params.user)
+    path, args, what = query
     async with client.client(ctx, params.request_timeout) as http:
         found = await gitlab_list(
-            http,
-            api,
-            path,
-            query,
-            what=what,
-            per_page=params.per_page,
-            max_pages=params.max_pages,
+            http, api, path, args, what=what, per_page=params.per_page, max_pages=params.max_pages
         )
+    return api.token is not None, found
+
+
+def _markdown(
+    headline: str, data: GitlabMrReviewData | GitlabGroupMrsData, params: _GitlabParams
+) -> str:
+    lines = [f"{headline} on {one_line(client.host_of(data.api_url), 100)}."]
+    if data.merge_requests:
+        lines += ["", *markdown_list(data.merge_requests, params.show)]
+    lines += _notes(data.truncated, data.authenticated, data.rate_limit)
+    return "\n".join(lines)
+
+
+def _count(data: GitlabMrReviewData | GitlabGroupMrsData) -> int:
+    return data.total if data.total is not None else len(data.merge_requests)
+
+
+async def gitlab_mr_review(ctx: StepContext, params: GitlabMrReviewParams) -> StepOutput:
+    authenticated, found = await _list(ctx, params, gitlab_reviewer_query(params.user))
     data = GitlabMrReviewData(
         api_url=params.api_url,
         user=params.user,
-        authenticated=api.token is not None,
+        authenticated=authenticated,
         merge_requests=found.items,
         total=found.total,
         truncated=found.truncated,
         rate_limit=found.rate_limit,
     )
-    count = data.total if data.total is not None else len(data.merge_requests)
-    lines = [
-        f"**{plural(count, 'merge request')}** waiting for @{one_line(data.user, 60)}'s review "
-        f"on {one_line(client.host_of(data.api_url), 100)}."
-    ]
-    if data.merge_requests:
-        lines += ["", *markdown_list(data.merge_requests, params.show)]
-    lines += _notes(data.truncated, data.authenticated, data.rate_limit)
-    return StepOutput(markdown="\n".join(lines), data=data)
+    headline = (
+        f"**{plural(_count(data), 'merge request')}** waiting for "
+        f"@{one_line(data.user, 60)}'s review"
+    )
+    return StepOutput(markdown=_markdown(headline, data, params), data=data)
 
 
 async def gitlab_group_mrs(ctx: StepContext, params: GitlabGroupMrsParams) -> StepOutput:
-    api = gitlab_api(ctx, params.api_url, params.request_timeout)
-    path, query, what = gitlab_group_query(params.group)
-    async with client.client(ctx, params.request_timeout) as http:
-        found = await gitlab_list(
-            http,
-            api,
-            path,
-            query,
-            what=what,
-            per_page=params.per_page,
-            max_pages=params.max_pages,
-        )
+    authenticated, found = await _list(ctx, params, gitlab_group_query(params.group))
     data = GitlabGroupMrsData(
         api_url=params.api_url,
         group=params.group,
-        authenticated=api.token is not None,
+        authenticated=authenticated,
         merge_requests=found.items,
         total=found.total,
         truncated=found.truncated,
         rate_limit=found.rate_limit,
     )
-    count = data.total if data.total is not None else len(data.merge_requests)
-    lines = [
-        f"**{plural(count, 'open merge request')}** in {one_line(data.group, 100)} "
-        f"on {one_line(client.host_of(data.api_url), 100)}."
-    ]
-    if data.merge_requests:
-        lines += ["", *markdown_list(data.merge_requests, params.show)]
-    lines += _notes(data.truncated, data.authenticated, data.rate_limit)
-    return StepOutput(markdown="\n".join(lines), data=data)
+    headline = f"**{plural(_count(data), 'open merge request')}** in {one_line(data.group, 100)}"
+    return StepOutput(markdown=_markdown(headline, data, params), data=data)
 
 
-MR_REVIEW = client.step_type(
+MR_REVIEW = StepType(
     name="gitlab-mr-review",
     description="Open GitLab merge requests where a user is a reviewer, oldest first, through "
     "the REST API v4. The token is the step's GITLAB_TOKEN credential; api_url points at a "
@@ -164,7 +159,7 @@ MR_REVIEW = client.step_type(
     hosts_from_params=lambda p: [client.host_of(p.api_url)],
 )
 
-GROUP_MRS = client.step_type(
+GROUP_MRS = StepType(
     name="gitlab-group-mrs",
     description="A GitLab group's open merge requests (subgroups included), oldest first, "
     "through the REST API v4. The token is the step's GITLAB_TOKEN credential.",

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Literal, Self
 
-from prixfixe import StepContext, StepOutput
+from prixfixe import StepContext, StepOutput, StepType
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from prixfixe_forge import client
@@ -206,7 +206,7 @@ def _hosts(params: MrSlaParams) -> list[str]:
     return hosts
 
 
-STEP_TYPE = client.step_type(
+STEP_TYPE = StepType(
     name="mr-sla-check",
     description="Merge requests and pull requests waiting longer than a number of hours, from "
     "GitLab (as a reviewer, or a group's) and GitHub (review requests), longest first.",

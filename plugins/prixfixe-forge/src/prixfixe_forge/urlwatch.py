@@ -20,7 +20,7 @@ from typing import Annotated
 
 import anyio.to_thread
 import httpx2
-from prixfixe import StepContext, StepFailure, StepOutput, StoreMigration
+from prixfixe import StepContext, StepFailure, StepOutput, StepType, StoreMigration
 from pydantic import BaseModel, ConfigDict, Field
 
 from prixfixe_forge import client
@@ -203,7 +203,7 @@ def markdown(data: UrlWatchData, expect: list[int]) -> str:
     return " ".join([line, *notes])
 
 
-STEP_TYPE = client.step_type(
+STEP_TYPE = StepType(
     name="url-watch",
     description="A page's HTTP status and whether its content changed since the step last "
     "ran (a SHA-256 of the body kept in the plugin's store table).",

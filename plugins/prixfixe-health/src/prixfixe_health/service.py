@@ -15,12 +15,11 @@ refused host fails the step with nothing connected.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Literal
 
 import anyio
 import httpx2
@@ -338,17 +337,6 @@ async def service_check(ctx: StepContext, params: ServiceParams) -> StepOutput:
     return StepOutput(markdown="\n".join([head, *map(_line, done)]), data=data)
 
 
-def _declared_hosts() -> dict[str, Any]:
-    """`hosts_from_params=service_hosts` where prixfixe's `StepType` takes it. Without it (a
-    prixfixe that only has the fixed `StepType.hosts`) the hosts must be granted in the
-    configuration, `[leash] net = ["host:port", ...]`, and the probes are refused until then."""
-    fields = {f.name for f in dataclasses.fields(StepType)}
-    return {"hosts_from_params": service_hosts} if "hosts_from_params" in fields else {}
-
-
-#: Whether this prixfixe grants a configured service-check's hosts by default.
-DECLARES_HOSTS = bool(_declared_hosts())
-
 STEP_TYPE = StepType(
     name="service-check",
     description="Whether services are up: HTTP(S) probes with the expected status and "
@@ -358,5 +346,5 @@ STEP_TYPE = StepType(
     version="1.0",
     handler=service_check,
     commands_from_params=service_commands,
-    **_declared_hosts(),
+    hosts_from_params=service_hosts,
 )
