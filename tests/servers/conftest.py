@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import mcp_types as types
 import pytest
 
@@ -59,6 +60,12 @@ def spawns() -> Iterator[list[tuple[str, ...]]]:
     observe_spawns(seen.append)
     yield seen
     unobserve_spawns(seen.append)
+
+
+async def ready(app: App) -> None:
+    """The first start of a configuration reads its lists in the background: wait for it."""
+    with anyio.fail_after(20):
+        await app.servers.settled()
 
 
 def text_of(result: Any) -> str:

@@ -15,16 +15,11 @@ from mcp.shared.exceptions import MCPError
 
 from prixfixe.app import App
 from prixfixe.mcp.server import build_server
-from tests.servers.conftest import fixture_table
+from tests.servers.conftest import fixture_table, ready
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 Mounted = Callable[..., App]
-
-
-async def ready(app: App) -> None:
-    with anyio.fail_after(20):
-        await app.servers.settled()
 
 
 async def test_a_mounted_prompt_is_listed_as_server_dot_name(

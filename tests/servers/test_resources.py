@@ -17,7 +17,7 @@ from mcp.shared.exceptions import MCPError
 from prixfixe.app import App
 from prixfixe.mcp.server import build_server
 from tests.resources.conftest import Inbox
-from tests.servers.conftest import fixture_table, text_of
+from tests.servers.conftest import fixture_table, ready, text_of
 
 pytestmark = [
     pytest.mark.anyio,
@@ -30,12 +30,6 @@ NS = "prixfixe://servers/fix/"
 ALPHA = NS + "fix://notes/alpha"
 BETA = NS + "fix://notes/beta"
 PIXEL = NS + "fix://pixel"
-
-
-async def ready(app: App) -> None:
-    """The first start of a configuration reads its lists in the background: wait for it."""
-    with anyio.fail_after(20):
-        await app.servers.settled()
 
 
 async def test_resources_and_templates_are_listed_under_the_servers_namespace(
