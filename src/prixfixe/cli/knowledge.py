@@ -407,17 +407,16 @@ def kb_reindex(collection: str | None, grant: bool, embeddings: bool, as_json: b
 def _embed(app: Any, changed: bool, as_json: bool) -> None:
     """With `[search] semantic` on, embed the chunks a write added, so hybrid search sees
     them; never fails the write (without the extra it says so and goes on)."""
-    if not changed or not app.semantic_search:
+    if not changed:
         return
     from prixfixe.knowledge import vectors
 
-    embedder, why = vectors.load_embedder()
-    if embedder is None:
-        if not as_json:
-            console(stderr=True).print(f"[yellow]note:[/] chunks not embedded: {escape(why)}")
+    written, why = vectors.refresh(_slice(app), semantic=app.semantic_search)
+    if as_json:
         return
-    written = vectors.embed_pending(_slice(app), embedder)
-    if written and not as_json:
+    if why:
+        console(stderr=True).print(f"[yellow]note:[/] chunks not embedded: {escape(why)}")
+    elif written:
         console(stderr=True).print(f"embedded {written} chunks for hybrid search")
 
 

@@ -122,18 +122,19 @@ def load_embedder() -> tuple[Embedder | None, str]:
         return None, exc.message
 
 
-def refresh(slice_: OwnerSlice, *, semantic: bool) -> int:
+def refresh(slice_: OwnerSlice, *, semantic: bool) -> tuple[int, str]:
     """After a write: embed the chunks it added when `[search] semantic` is on; how many
-    vectors were written. Never fails the write it follows: without the extra, or with
-    vectors made by another model (then search says so, and `kb reindex --embeddings` is the
-    fix), it writes nothing. Blocking: call from a worker thread."""
+    vectors were written, and why none could be ("" when they could). Never fails the write
+    it follows: without the extra, or with vectors made by another model (then search says
+    so, and `kb reindex --embeddings` is the fix), it writes nothing. Blocking: call from a
+    worker thread."""
     if not semantic:
-        return 0
+        return 0, ""
     embedder, why = load_embedder()
     if embedder is None:
         _log.debug("chunks not embedded: %s", why)
-        return 0
-    return embed_pending(slice_, embedder)
+        return 0, why
+    return embed_pending(slice_, embedder), ""
 
 
 _PENDING = (
