@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from prixfixe.schema import model_schema, schema_lines, shape_text, type_text
+from prixfixe.schema import model_schema, shape_text, type_text
 
 
 class Window(BaseModel):
@@ -88,22 +88,6 @@ class Routine(BaseModel):
     limit: int = Field(default=5, ge=1)
 
 
-def test_schema_lines_give_one_line_an_argument_with_type_required_default_and_description() -> (
-    None
-):
-    lines = schema_lines(model_schema(Routine))
-    assert lines == [
-        "- routine (string, required): Which routine.",
-        "- when (date, required)",
-        '- format (markdown|data, default "markdown")',
-        "- steps (array of object)",
-        "- steps[].name (string, required): Shown in the report.",
-        "- steps[].timeout (number|null)",
-        "- tags (array of string)",
-        "- limit (integer, default 5)",
-    ]
-
-
 def test_shape_text_names_fields_marks_optional_ones_and_opens_arrays_of_objects() -> None:
     assert shape_text(model_schema(Routine)) == (
         "routine, when, format?, steps?: [{name, timeout?}], tags?, limit?"
@@ -115,5 +99,4 @@ def test_type_text_reads_unions_consts_and_unknown_nodes() -> None:
     assert type_text({"type": ["string", "null"], "format": "date-time"}) == "date-time|null"
     assert type_text({}) == "any"
     assert type_text("not a schema") == "any"
-    assert schema_lines({"type": "string"}) == []
     assert shape_text({"type": "array", "items": {"type": "string"}}) == "array of string"

@@ -16,6 +16,7 @@ except PackageNotFoundError:  # running from a source tree that was never instal
     __version__ = "0.0.0+unknown"
 
 from prixfixe.declarations.content import Audio, Embedded, Image, ResourceLink, Text
+from prixfixe.declarations.curation import CurationRule, PropertyInfo
 from prixfixe.declarations.hookspecs import hookimpl
 from prixfixe.declarations.kinds import StoreKind, StoreMigration
 from prixfixe.declarations.prompt import Prompt, PromptArgument, PromptContext, PromptMessage
@@ -33,6 +34,7 @@ from prixfixe.secrets import Secret
 
 __all__ = [
     "Audio",
+    "CurationRule",
     "Embedded",
     "Image",
     "ListedResource",
@@ -40,6 +42,7 @@ __all__ = [
     "PromptArgument",
     "PromptContext",
     "PromptMessage",
+    "PropertyInfo",
     "Resource",
     "ResourceBody",
     "ResourceContext",

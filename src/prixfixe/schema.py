@@ -62,10 +62,10 @@ def _inline(node: Any, defs: dict[str, Any], seen: frozenset[str]) -> Any:
             out[key] = {name: _inline(sub, defs, seen) for name, sub in value.items()}
         else:
             out[key] = _inline(value, defs, seen)
-    return _merge_nullable(out)  # after inlining, so `Model | None` sees the model's type
+    return merge_nullable(out)  # after inlining, so `Model | None` sees the model's type
 
 
-def _merge_nullable(node: dict[str, Any]) -> dict[str, Any]:
+def merge_nullable(node: dict[str, Any]) -> dict[str, Any]:
     """pydantic's `X | None` is `anyOf: [{type: X}, {type: null}]`; `type: [X, null]` is shorter."""
     options = node.get("anyOf")
     if isinstance(options, list):
@@ -106,10 +106,6 @@ def _has_ref(node: Any) -> bool:
 
 # -- schemas as a model reads them ------------------------------------------------------------
 
-#: How deep `schema_lines` follows nested objects before it says only "object".
-_MAX_DEPTH = 2
-
-
 def type_text(node: Any) -> str:
     """A short type for one schema node: `string`, `integer|null`, `date`, `a|b|c`,
     `array of string`, `object`."""
@@ -134,33 +130,6 @@ def type_text(node: Any) -> str:
         else:
             out.append(k)
     return "|".join(out) if out else "any"
-
-
-def schema_lines(schema: dict[str, Any], depth: int = 0, prefix: str = "") -> list[str]:
-    """An object schema's properties as one line each, for a model to read: `- name (type,
-    required, default 5): description`; nested object properties follow as `parent.child`."""
-    properties = schema.get("properties")
-    if not isinstance(properties, dict):
-        return []
-    required = set(schema.get("required") or ())
-    lines: list[str] = []
-    for name, node in properties.items():
-        if not isinstance(node, dict):
-            continue
-        path = f"{prefix}{name}"
-        notes = [type_text(node)]
-        if name in required:
-            notes.append("required")
-        if "default" in node and node["default"] not in (None, [], {}):
-            notes.append(f"default {json.dumps(node['default'], ensure_ascii=False)}")
-        description = node.get("description")
-        tail = f": {description}" if isinstance(description, str) and description else ""
-        lines.append(f"- {path} ({', '.join(notes)}){tail}")
-        nested = node.get("items") if node.get("type") == "array" else node
-        if isinstance(nested, dict) and depth < _MAX_DEPTH and nested.get("properties"):
-            inner = f"{path}[]." if nested is not node else f"{path}."
-            lines += schema_lines(nested, depth + 1, inner)
-    return lines
 
 
 def shape_text(schema: dict[str, Any]) -> str:

@@ -196,6 +196,7 @@ def test_every_hookspec_feeds_a_declaration_type_and_every_type_has_a_hookspec()
         "register_resources",
         "register_step_types",
         "register_prompts",
+        "register_curation",
     ), "the order plugins' declarations were always checked in"
 
 

@@ -79,9 +79,9 @@ async def test_the_tools_are_found_and_described_but_never_listed(app: App, revi
     assert removing.names[0] == "kb_collection_remove"
     text = described.content[0].text  # type: ignore[union-attr]
     assert text.splitlines()[0] == (
-        "kb_document_update (mutates; call with tool_invoke(name='kb_document_update', "
-        "arguments={...}))"
+        "kb_document_update (mutates; not listed: call through tool_invoke)"
     )
+    assert text.splitlines()[-1].startswith("Call: tool_invoke(name='kb_document_update', ")
     for line in (
         "- collection (string, required): Collection name: 1-64 of a-z, 0-9, '-', '_'.",
         "- id (integer|null): The document's id; or give path.",

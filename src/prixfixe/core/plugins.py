@@ -29,6 +29,7 @@ LOAD_PLUGINS_ENV = "PRIXFIXE_LOAD_PLUGINS"
 #: plugin owns each kind and table by name, so a built-in keeps its name wherever its module
 #: lives.
 DEFAULT_PLUGINS: dict[str, str] = {
+    "prixfixe.default_plugins.curation": "prixfixe.curation.builtin",
     "prixfixe.default_plugins.discovery": "prixfixe.tools.discovery",
     "prixfixe.default_plugins.store": "prixfixe.store.tools",
     "prixfixe.default_plugins.system": "prixfixe.system.plugin",

@@ -20,6 +20,12 @@ from typing import Any
 
 import pluggy
 
+from prixfixe.declarations.curation import (
+    CURATION_RULES,
+    PROPERTY_INFOS,
+    CurationRule,
+    PropertyInfo,
+)
 from prixfixe.declarations.declaration_type import DeclarationType
 from prixfixe.declarations.kinds import STORE_KINDS, STORE_MIGRATIONS, StoreKind, StoreMigration
 from prixfixe.declarations.prompt import PROMPTS, Prompt
@@ -69,6 +75,13 @@ def register_prompts(register: Callable[[Prompt], None]) -> None:
     """Declare MCP prompts: call `register(Prompt(...))` once per prompt."""
 
 
+@hookspec
+def register_curation(register: Callable[[PropertyInfo | CurationRule], None]) -> None:
+    """Explain properties and name noise for curated output (`tool_describe`, `inspect`,
+    curated step data): `register(PropertyInfo(...))` says what a property means,
+    `register(CurationRule(...))` leaves matching properties out."""
+
+
 #: Every type of declaration, in the order one plugin's declarations are checked (and so in the
 #: order its hooks are called).
 DECLARATION_TYPES: tuple[DeclarationType[Any, Any], ...] = (
@@ -79,4 +92,6 @@ DECLARATION_TYPES: tuple[DeclarationType[Any, Any], ...] = (
     RESOURCE_TEMPLATES,
     STEP_TYPES,
     PROMPTS,
+    PROPERTY_INFOS,
+    CURATION_RULES,
 )

@@ -16,12 +16,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from prixfixe.curation import curator_for
 from prixfixe.declarations.hookspecs import hookimpl
 from prixfixe.declarations.kinds import StoreKind
 from prixfixe.declarations.resource import ResourceContext, ResourceTemplate
 from prixfixe.declarations.tool import Tool, ToolContext, ToolResult
 from prixfixe.errors import ResourceNotFoundError, UnknownRecordError
-from prixfixe.schema import model_schema, schema_lines, shape_text
+from prixfixe.schema import model_schema, shape_text
 from prixfixe.store.api import MAX_LIMIT, StoredRecord
 from prixfixe.store.faults import MAX_SQLITE_INT
 from prixfixe.store.query import OPERATORS
@@ -272,10 +273,11 @@ async def store_kinds(ctx: ToolContext, args: KindsInput) -> ToolResult:
     kinds = ctx.app.registry.kinds
     chosen = [find_kind(kinds, args.kind)] if args.kind else list(kinds.values())
     data = KindsOutput(kinds=[describe_kind(k) for k in chosen])
+    curator = curator_for(ctx.app.registry)
     lines: list[str] = []
     for kind, shown in zip(chosen, data.kinds, strict=True):
         lines.append(f"{kind.name} (v{kind.version}, {kind.owner}): {kind.description}")
-        lines += schema_lines(shown.schema_)
+        lines += curator.schema(shown.schema_, f"kind:{kind.name}").lines()
     return ToolResult(text="\n".join(lines), data=data)
 
 

@@ -8,10 +8,13 @@ from typing import TYPE_CHECKING, Any
 import mcp_types as types
 from pydantic import BaseModel, ConfigDict, Field
 
+from prixfixe.curation import CuratedEntry, curator_for
+from prixfixe.curation.calls import call_text, example_arguments
+from prixfixe.curation.curator import entry_lines
 from prixfixe.declarations.hookspecs import hookimpl
 from prixfixe.declarations.tool import Tool, ToolContext, ToolResult
 from prixfixe.errors import ToolRefusedError
-from prixfixe.schema import schema_lines, shape_text
+from prixfixe.schema import shape_text
 
 if TYPE_CHECKING:
     from prixfixe.declarations.host import Host
@@ -59,7 +62,11 @@ class DescribeOutput(BaseModel):
     listed: bool = Field(description="Whether tools/list shows it; if not, use tool_invoke.")
     plugin: str
     annotations: dict[str, Any]
-    input_schema: dict[str, Any]
+    parameters: list[CuratedEntry] = Field(
+        description="The arguments curated: dot paths, explained, read-only ones left out."
+    )
+    example_call: str = Field(description="A call with every required argument.")
+    input_schema: dict[str, Any] = Field(description="The exact schema arguments are checked by.")
     output_schema: dict[str, Any] | None
     usage: str
     examples: list[str]
@@ -120,15 +127,20 @@ def describe_data(host: Host, name: str) -> DescribeOutput:
     """Everything about one reachable tool, as data (`prixfixe tools describe --json`)."""
     entry = host.reachable(name)
     tool = entry.tool
+    listed = host.exposure.listed(tool.facet)
+    curated = curator_for(host.registry).schema(entry.input_schema, f"tool:{tool.name}")
+    example = call_text(tool.name, example_arguments(curated.fields), listed=listed)
     return DescribeOutput(
         name=tool.name,
         title=tool.title,
         description=tool.description,
         facet=tool.facet,
         mutates=tool.mutates,
-        listed=host.exposure.listed(tool.facet),
+        listed=listed,
         plugin=tool.owner,
         annotations=entry.annotations.model_dump(mode="json", by_alias=True, exclude_none=True),
+        parameters=curated.view(f"arguments of {tool.name}").entries,
+        example_call=example,
         input_schema=entry.input_schema,
         output_schema=entry.output_schema,
         usage=tool.usage,
@@ -137,21 +149,19 @@ def describe_data(host: Host, name: str) -> DescribeOutput:
 
 
 def describe_text(data: DescribeOutput) -> str:
-    """What the model reads of a tool: its description, one line per argument (nested fields
-    as dot paths), the shape it returns and how to call it; not the raw JSON Schemas."""
+    """What the model reads of a tool: its description, one line per argument (curated: nested
+    fields as dot paths, explained), the shape it returns and an example call; not the raw JSON
+    Schemas."""
     effect = "mutates" if data.mutates else "read-only"
-    call = (
-        f"call {data.name} directly"
-        if data.listed
-        else f"call with tool_invoke(name={data.name!r}, arguments={{...}})"
-    )
-    lines = [f"{data.name} ({effect}; {call})", data.description]
-    arguments = schema_lines(data.input_schema)
+    how = "listed: call it directly" if data.listed else "not listed: call through tool_invoke"
+    lines = [f"{data.name} ({effect}; {how})", data.description]
+    arguments = entry_lines(data.parameters, "schema")
     lines += ["Arguments:", *arguments] if arguments else ["Arguments: none"]
     if data.output_schema is not None:
         lines.append(f"Returns: {shape_text(data.output_schema)}")
     if data.usage:
         lines.append(f"Usage: {data.usage}")
+    lines.append(f"Call: {data.example_call}")
     return "\n".join(lines)
 
 
