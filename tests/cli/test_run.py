@@ -97,6 +97,10 @@ def test_run_format_data_prints_the_report_json_and_report_shows_it_again(tmp_pa
     code, both, _ = run("report", "--routine", "hi", "--format", "both")
     assert both.startswith("# hi")
     assert '"routine": "hi"' in both
+    code, curated, _ = run("report", "--format", "curated")
+    lines = curated.splitlines()
+    assert lines[:2] == [f"hi: ok (generation {report['generation']})", "## script (script): ok"]
+    assert "output: 42 — stdout, trimmed (cut at 20,000 characters)." in lines
 
 
 def test_dry_run_describes_steps_programs_and_grant_and_runs_nothing(tmp_path: Path) -> None:

@@ -156,7 +156,8 @@ def test_data_is_flattened_and_empty_internal_transient_and_unserialisable_value
     assert curated.text().splitlines()[-1] == (
         "(left out: 2 empty, 1 internal, 1 transient, 2 unserialisable, 5 more list items)"
     )
-    assert '- labels: ["a", "b"]' in curated.text()
+    assert curated.lines()[:4] == ["repo:", "  url: https://x", "items[0]:", "  n: 0"]
+    assert 'labels: ["a", "b"]' in curated.lines()
 
 
 def test_data_is_explained_by_its_schema_and_a_long_value_is_cut() -> None:
@@ -165,9 +166,9 @@ def test_data_is_explained_by_its_schema_and_a_long_value_is_cut() -> None:
         {"routine": "x" * 500, "steps": [{"name": "fetch"}], "limit": 3}, "step:y", schema
     )
     lines = curated.text().splitlines()
-    assert lines[0].startswith("- routine: xxx")
+    assert lines[0].startswith("routine: xxx")
     assert lines[0].endswith("(500 chars) — Which routine.")
-    assert "- steps[0].name: fetch — Shown in the report." in lines
+    assert lines[1:3] == ["steps[0]:", "  name: fetch — Shown in the report."]
     view = curated.view("a routine", ["routine_run(name='x')"])
     assert view.entries[2].type == "integer"
     assert view.entries[2].value == 3

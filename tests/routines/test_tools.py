@@ -148,6 +148,25 @@ async def test_markdown_format_is_the_report_for_people_and_both_gives_markdown_
     assert json.loads(_text(both, 1))["routine"] == "demo"
 
 
+async def test_curated_format_shows_each_steps_data_explained_and_keeps_the_typed_report(
+    app: App, revision: str
+) -> None:
+    async with Client(build_server(app), mode=revision) as client:
+        curated = await client.call_tool("routine_run", {"name": "demo", "format": "curated"})
+        fetched = await client.call_tool("report_get", {"format": "curated"})
+    text = _text(curated)
+    assert len(curated.content) == 1
+    lines = text.splitlines()
+    assert lines[0].startswith("demo: partial (generation ")
+    assert lines[1:4] == ["## hello (echo): ok", "text: hello", "times: 1"]
+    assert "## boom (boom): failed" in lines
+    assert "RuntimeError: the fixture step crashed on purpose" in text
+    assert lines[-3:] == ["## bye (echo): ok", "text: bye", "times: 2"]
+    assert curated.structured_content is not None
+    assert curated.structured_content["steps"][4]["data"] == {"text": "bye", "times": 2}
+    assert _text(fetched) == text, "a kept report curates the same"
+
+
 async def test_reports_are_kept_by_generation_and_fetched_again(app: App, revision: str) -> None:
     async with Client(build_server(app), mode=revision) as client:
         first = await client.call_tool("routine_run", {"name": "demo", "format": "data"})

@@ -19,10 +19,16 @@ from prixfixe.cli._common import (
     friendly,
 )
 
-FORMATS = click.Choice(["markdown", "data", "both"])
+FORMATS = click.Choice(["markdown", "data", "both", "curated"])
 
 
-def _print_report(stored: Any, fmt: str) -> None:
+def _print_report(stored: Any, fmt: str, app: Any) -> None:
+    if fmt == "curated":
+        from prixfixe.curation import curator_for
+        from prixfixe.routines.tools import curated_text
+
+        curator = curator_for(app.registry)
+        click.echo(curated_text(stored.report, curator, app.registry.step_types))
     if fmt in ("markdown", "both"):
         if sys.stdout.isatty():
             from rich.markdown import Markdown
@@ -161,7 +167,8 @@ def _run(app: Any, routine: Any, fmt: str) -> Any:
     type=FORMATS,
     default="markdown",
     show_default=True,
-    help="markdown for people, data (JSON) for programs, or both.",
+    help="markdown for people, data (JSON) for programs, both, or curated (the data "
+    "explained, one line a value).",
 )
 @click.option("--dry-run", is_flag=True, help="Describe what would run, and run nothing.")
 @friendly
@@ -177,7 +184,7 @@ def run(name: str, fmt: str, dry_run: bool) -> None:
             _print_plan(routine, plan)
         return
     stored = _run(app, routine, fmt)
-    _print_report(stored, fmt)
+    _print_report(stored, fmt, app)
     if stored.report.status != "ok":
         sys.exit(1)
 
@@ -288,4 +295,4 @@ def report(generation: int | None, routine: str | None, fmt: str) -> None:
         stored = anyio.run(lambda: app.routines.report(lambda: app.store, generation, routine))
     finally:
         app.close_store()
-    _print_report(stored, fmt)
+    _print_report(stored, fmt, app)

@@ -235,9 +235,26 @@ def _json(value: Any) -> str:
 
 
 def entry_lines(entries: Iterable[CuratedEntry], mode: Literal["data", "schema"]) -> list[str]:
-    """Curated entries as a model reads them, one line each."""
-    render = _data_line if mode == "data" else _schema_line
-    return [render(e) for e in entries]
+    """Curated entries as a model reads them, one line each. Data is folded: a run of
+    entries under one object or list item shows that prefix once as a heading and each entry
+    by its last segment, indented; a property's description is shown the first time only."""
+    if mode == "schema":
+        return [_schema_line(e) for e in entries]
+    lines: list[str] = []
+    shown: set[str] = set()
+    previous: list[str] = []
+    for e in entries:
+        parts = e.path.split(".")
+        common = 0
+        while common < min(len(parts), len(previous)) - 1 and parts[common] == previous[common]:
+            common += 1
+        for depth in range(common, len(parts) - 1):
+            lines.append(f"{'  ' * depth}{parts[depth]}:")
+        key = path_key(e.path)
+        lines.append("  " * (len(parts) - 1) + _data_line(e, parts[-1], key not in shown))
+        shown.add(key)
+        previous = parts
+    return lines
 
 
 def _schema_line(e: CuratedEntry) -> str:
@@ -263,18 +280,18 @@ def _schema_line(e: CuratedEntry) -> str:
     return f"- {e.path} ({', '.join(notes)})" + (f": {text}" if text else "")
 
 
-def _data_line(e: CuratedEntry) -> str:
+def _data_line(e: CuratedEntry, name: str, first: bool) -> str:
     value = value_text(e.value)
     if e.unit:
         value = f"{value} {e.unit}"
     bits = []
-    if e.description:
+    if e.description and first:
         bits.append(e.description)
     if e.read_only:
         bits.append("read-only")
     elif e.set_by:
         bits.append(f"set by {e.set_by}")
-    return f"- {e.path}: {value}" + (f" — {'; '.join(bits)}" if bits else "")
+    return f"{name}: {value}" + (f" — {'; '.join(bits)}" if bits else "")
 
 
 def _entry(f: CuratedField, mode: Literal["data", "schema"]) -> CuratedEntry:

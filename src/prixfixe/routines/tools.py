@@ -1,37 +1,42 @@
 """The routine tools in `core`: list, run, run one step, list step types, fetch a report, and
 run an inline routine. Step types are not tools: adding one never changes `tools/list`.
 
-`format` chooses the text blocks: `markdown` (the report for people), `data` (its JSON) or
-`both`. `structuredContent` always carries the typed report, because the tools advertise an
-`outputSchema` and the MCP spec requires structured results to match it whenever one is given.
+`format` chooses the text blocks: `markdown` (the report for people), `data` (its JSON),
+`both`, or `curated` (each step's data as curated entries: dot paths explained by the step
+type's data schema, empty and internal values left out, long values cut — for reading large
+data without its JSON). `structuredContent` always carries the typed report, because the
+tools advertise an `outputSchema` and the MCP spec requires structured results to match it
+whenever one is given.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 import anyio
 import mcp_types as types
 from pydantic import BaseModel, ConfigDict, Field
 
+from prixfixe.curation import Curator, curator_for
 from prixfixe.declarations.hookspecs import hookimpl
 from prixfixe.declarations.kinds import StoreMigration
+from prixfixe.declarations.steps import StepType
 from prixfixe.declarations.tool import Tool, ToolContext, ToolResult
 from prixfixe.routines import archive
 from prixfixe.routines.archive import StoredReport
 from prixfixe.routines.contract import data_schema
 from prixfixe.routines.engine import OnStep
-from prixfixe.routines.report import Report, StepResult
+from prixfixe.routines.report import Report, StepResult, title
 from prixfixe.routines.service import Routines
 from prixfixe.routines.spec import Routine
 from prixfixe.schema import model_schema, shape_text
 
 log = logging.getLogger(__name__)
 
-Format = Literal["markdown", "data", "both"]
+Format = Literal["markdown", "data", "both", "curated"]
 #: The most steps one inline routine may hold.
 MAX_INLINE_STEPS = 50
 
@@ -106,9 +111,28 @@ class EvalInput(BaseModel):
 # -- results --------------------------------------------------------------------------------
 
 
-def report_result(stored: StoredReport, fmt: Format) -> types.CallToolResult:
+def curated_text(report: Report, curator: Curator, step_types: Mapping[str, StepType]) -> str:
+    """A report as a model reads it curated: a heading per step and its data's entries."""
+    lines = [f"{title(report)}: {report.status} (generation {report.generation})"]
+    for step in report.steps:
+        lines.append(f"## {step.name} ({step.type}): {step.status}")
+        if step.error is not None:
+            lines.append(f"error: {step.error.message}")
+        if step.data is None:
+            continue
+        step_type = step_types.get(step.type)
+        schema = data_schema(step_type) if step_type is not None else None
+        lines.append(curator.data(step.data, f"step:{step.type}", schema).text() or "(no data)")
+    return "\n".join(lines)
+
+
+def report_result(stored: StoredReport, fmt: Format, ctx: ToolContext) -> types.CallToolResult:
     data = stored.report.model_dump(mode="json")
     blocks: list[types.ContentBlock] = []
+    if fmt == "curated":
+        curator = curator_for(ctx.app.registry)
+        text = curated_text(stored.report, curator, ctx.app.registry.step_types)
+        blocks.append(types.TextContent(type="text", text=text))
     if fmt in ("markdown", "both"):
         blocks.append(types.TextContent(type="text", text=stored.markdown))
     if fmt in ("data", "both"):
@@ -175,17 +199,17 @@ async def routine_list(ctx: ToolContext, args: ListInput) -> ToolResult:
 
 async def routine_run(ctx: ToolContext, args: RunInput) -> types.CallToolResult:
     routine = _routines(ctx).get(args.name)
-    return report_result(await _run(ctx, routine, args.schema_major), args.format)
+    return report_result(await _run(ctx, routine, args.schema_major), args.format, ctx)
 
 
 async def step_run(ctx: ToolContext, args: StepRunInput) -> types.CallToolResult:
     routine = _routines(ctx).single(args.type, args.params)
-    return report_result(await _run(ctx, routine, args.schema_major), args.format)
+    return report_result(await _run(ctx, routine, args.schema_major), args.format, ctx)
 
 
 async def routine_eval(ctx: ToolContext, args: EvalInput) -> types.CallToolResult:
     routine = _routines(ctx).inline(args.steps)
-    return report_result(await _run(ctx, routine, args.schema_major), args.format)
+    return report_result(await _run(ctx, routine, args.schema_major), args.format, ctx)
 
 
 async def report_get(ctx: ToolContext, args: ReportGetInput) -> types.CallToolResult:
@@ -193,7 +217,7 @@ async def report_get(ctx: ToolContext, args: ReportGetInput) -> types.CallToolRe
     stored = await _routines(ctx).report(
         lambda: ctx.app.store, generation, args.routine, args.schema_major
     )
-    return report_result(stored, args.format)
+    return report_result(stored, args.format, ctx)
 
 
 async def steps_list(ctx: ToolContext, args: StepsListInput) -> ToolResult:
