@@ -210,6 +210,12 @@ def test_example_arguments_fill_required_fields_from_examples_defaults_and_place
         "state": "open",
         "since": "<date-time ISO 8601, e.g. 2026-01-31T09:00:00Z>",
     }
+    steps = plain().schema(model_schema(Routine), "t").fields
+    assert example_arguments(steps, only=["steps[].name"]) == {
+        "routine": "<string>",
+        "when": "<date>",
+        "steps": [{"name": "<string>"}],
+    }
     assert call_text("t", {"a": 1}, listed=True) == 't({"a": 1})'
     assert call_text("t", {}, listed=False) == "tool_invoke(name='t', arguments={})"
     assert MISSING is not None

@@ -39,36 +39,31 @@ def example_value(f: CuratedField) -> Any:
 def example_arguments(
     fields: Iterable[CuratedField], *, only: Iterable[str] | None = None
 ) -> dict[str, Any]:
-    """Arguments for an example call: every required field (nested ones inside their parent
-    objects, when those are required too), plus the fields named in `only` (dot paths) even
-    when optional."""
+    """Arguments for an example call: every required field (inside its required parent
+    objects, and one item of a required array of objects), plus the fields named in `only`
+    (dot paths) and what they sit in, even when optional."""
     listed = list(fields)
-    by_path = {f.path: f for f in listed}
     wanted = {path_key(p) for p in only} if only is not None else set()
+    # A wanted nested field brings its parents along.
+    wanted |= {w.rsplit(".", n)[0] for w in list(wanted) for n in range(1, w.count(".") + 1)}
 
-    def required_chain(f: CuratedField) -> bool:
-        parts = f.path.split(".")
-        parents = (by_path.get(".".join(parts[:n])) for n in range(1, len(parts)))
-        return f.required and all(p is None or p.required for p in parents)
+    def build(prefix: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in listed:
+            rest = f.path[len(prefix) :] if f.path.startswith(prefix) else None
+            if not rest or "." in rest or "[" in rest:
+                continue  # not a direct child of `prefix`
+            if not (f.required or path_key(f.path) in wanted):
+                continue
+            if any(g.path.startswith(f"{f.path}.") for g in listed):
+                out[rest] = build(f"{f.path}.")
+            elif any(g.path.startswith(f"{f.path}[].") for g in listed):
+                out[rest] = [build(f"{f.path}[].")]
+            else:
+                out[rest] = example_value(f)
+        return out
 
-    chosen = [
-        f for f in listed if "[" not in f.path and (path_key(f.path) in wanted or required_chain(f))
-    ]
-    args: dict[str, Any] = {}
-    for f in chosen:
-        if f.is_object and any(g.path.startswith(f"{f.path}.") for g in chosen):
-            continue  # built from its children
-        _set(args, f.path.split("."), example_value(f))
-    return args
-
-
-def _set(target: dict[str, Any], parts: list[str], value: Any) -> None:
-    for part in parts[:-1]:
-        nested = target.setdefault(part, {})
-        if not isinstance(nested, dict):
-            return
-        target = nested
-    target[parts[-1]] = value
+    return build("")
 
 
 def call_text(tool: str, arguments: Mapping[str, Any], *, listed: bool) -> str:
