@@ -9,7 +9,15 @@ from pathlib import Path
 import pytest
 from prixfixe.errors import ConfigError
 
-from health_helpers import PLUGIN, AppFactory, assert_golden, routine, run_routine, run_step
+from health_helpers import (
+    PLUGIN,
+    AppFactory,
+    assert_golden,
+    connected,
+    routine,
+    run_routine,
+    run_step,
+)
 from prixfixe_health.disk import DiskParams, measure, mount_point
 from prixfixe_health.levels import level_of
 
@@ -116,3 +124,18 @@ def test_thresholds_out_of_order_are_a_configuration_error(make_app: AppFactory)
 def test_a_disk_check_without_paths_is_a_configuration_error(make_app: AppFactory) -> None:
     with pytest.raises(ConfigError, match="paths"):
         make_app(routine('type = "disk-check"'))
+
+
+async def test_a_curated_report_shows_the_plugins_units_and_leaves_out_the_previous_timestamp(
+    make_app: AppFactory, tmp_path: Path
+) -> None:
+    app = make_app(routine(disk_step(tmp_path)))
+    async with connected(app) as client:
+        await client.call_tool("routine_run", {"name": "health"})  # a previous reading
+        result = await client.call_tool("routine_run", {"name": "health", "format": "curated"})
+    text = str(result.content[0].text)  # type: ignore[union-attr]
+    lines = [line.strip() for line in text.splitlines()]
+    assert any(line.startswith("used_percent: ") and " % — " in line for line in lines), text
+    assert any(line.startswith("free_bytes: ") and " bytes — " in line for line in lines), text
+    assert not any(line.startswith("since:") for line in lines), "the rule left it out"
+    assert "transient" in lines[-1]
