@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import mcp_types as types
 
 from prixfixe.config import LoadedConfig, home_dir, load_config
-from prixfixe.core.calls import PluginCrash, call_plugin, plugin_errors
+from prixfixe.core.calls import PluginCrash, call_plugin
 from prixfixe.core.facets import Exposure, check_known_facets, resolve_exposure
 from prixfixe.core.plugins import PluginInfo, build_plugin_manager, collect
 from prixfixe.core.registry import RegisteredTool, Registry, RegistryChange
@@ -30,8 +30,8 @@ from prixfixe.errors import (
     UnknownToolError,
 )
 from prixfixe.store import Store, StoreChange, StoreObserver, open_store
+from prixfixe.tools.elicitation import check_never_ask, settle_arguments
 from prixfixe.tools.results import error_result, redact_result, tool_output
-from prixfixe.tools.validation import validate_arguments
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -92,6 +92,7 @@ class App:
         # A mounted server is a facet before its tools are known (a lazy one never started).
         servers = list(config.model.servers)
         check_known_facets(exposure, [*registry.facets(), *servers], config)
+        check_never_ask(config, registry)
         app = cls(
             config=config,
             exposure=exposure,
@@ -402,12 +403,20 @@ class App:
         entry = self.reachable(name)
         what = f"tool {name!r}"
         try:
-            with plugin_errors(what):  # the input model's validators are the plugin's code
-                args = validate_arguments(entry, arguments)
-            context = ToolContext(app=self, request=request, owner=entry.tool.owner)
-            return await call_plugin(
-                entry.tool.handler, context, args, what=what, convert=partial(tool_output, entry)
-            )
+            settled = await settle_arguments(self, entry, arguments, request, self.config.model.mcp)
+            if isinstance(settled, types.CallToolResult):
+                return settled  # invalid arguments, not asked for (or answered no)
+            context = ToolContext(app=self, request=settled.request, owner=entry.tool.owner)
+            try:
+                return await call_plugin(
+                    entry.tool.handler,
+                    context,
+                    settled.arguments,
+                    what=what,
+                    convert=partial(tool_output, entry),
+                )
+            except InputRequired as needed:
+                raise settled.carry(needed) from None  # keeps the answers across its rounds
         except InputRequired as needed:
             result: types.InputRequiredResult = input_required_result(needed)
             return result

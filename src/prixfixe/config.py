@@ -32,7 +32,8 @@ HOME_ENV = "PRIXFIXE_HOME"
 
 
 class McpConfig(BaseModel):
-    """`[mcp]`: which facets a connection lists, and which are off limits."""
+    """`[mcp]`: which facets a connection lists, which are off limits, and whether a call's
+    missing arguments may be asked of the person."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -42,6 +43,16 @@ class McpConfig(BaseModel):
     deny: list[str] = Field(
         default_factory=list,
         description="Facets removed from listing, search and invocation.",
+    )
+    ask_for_arguments: bool = Field(
+        default=True,
+        description="Ask the person (an elicitation form) for a call's missing or "
+        "out-of-enum arguments when the client supports elicitation; false: never ask.",
+    )
+    never_ask: list[str] = Field(
+        default_factory=list,
+        description="Tools that never ask for missing arguments: such a call fails with a "
+        "structured error naming each field, as with a client that cannot ask.",
     )
 
 

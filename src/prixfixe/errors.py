@@ -6,7 +6,9 @@ or a model can fix the input without reading a traceback.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
 from mcp_types.version import is_version_at_least
@@ -68,15 +70,41 @@ class ToolDeniedError(PrixfixeError):
         )
 
 
+#: What is wrong with one argument: left out, a value outside its enum, the wrong JSON type,
+#: not accepted at all, or anything else (a constraint, a format, a model's own check).
+ArgumentProblemKind: TypeAlias = Literal["missing", "enum", "type", "extra", "other"]
+
+
+@dataclass(frozen=True)
+class ArgumentProblem:
+    """One problem with a call's arguments: where (`path`, a dot path such as `record.title`
+    or `items[0].name`; empty for the arguments as a whole), what kind, and the message."""
+
+    path: str
+    kind: ArgumentProblemKind
+    message: str
+
+    def as_data(self) -> dict[str, str]:
+        return {"path": self.path, "kind": self.kind, "message": self.message}
+
+
 class InvalidArgumentsError(PrixfixeError):
-    """Arguments that do not match a tool's input schema; `problems` names each field."""
+    """Arguments that do not match a tool's input schema. `problems` is each problem's message
+    (naming its field); `issues` the same problems, structured."""
 
     code = INVALID_PARAMS
 
-    def __init__(self, tool: str, problems: list[str]) -> None:
-        listed = "; ".join(problems)
-        super().__init__(f"invalid arguments for {tool!r}: {listed}", tool=tool, problems=problems)
-        self.problems = problems
+    def __init__(self, tool: str, problems: Sequence[ArgumentProblem | str]) -> None:
+        issues = tuple(
+            p if isinstance(p, ArgumentProblem) else ArgumentProblem("", "other", p)
+            for p in problems
+        )
+        messages = [p.message for p in issues]
+        listed = "; ".join(messages)
+        super().__init__(f"invalid arguments for {tool!r}: {listed}", tool=tool, problems=messages)
+        self.tool = tool
+        self.problems = messages
+        self.issues = issues
 
 
 class ToolRefusedError(PrixfixeError):

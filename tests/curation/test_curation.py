@@ -208,7 +208,7 @@ def test_example_arguments_fill_required_fields_from_examples_defaults_and_place
     assert example_arguments(fields, only=["state", "since"]) == {
         "repo": {"owner": {"login": "octo"}},
         "state": "open",
-        "since": "<date-time ISO 8601, e.g. 2026-01-31T09:00:00Z>",
+        "since": "<ISO 8601, e.g. 2026-01-31T09:00:00Z>",
     }
     steps = plain().schema(model_schema(Routine), "t").fields
     assert example_arguments(steps, only=["steps[].name"]) == {

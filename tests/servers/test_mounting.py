@@ -36,7 +36,8 @@ async def test_search_finds_describe_shows_and_invoke_calls_a_mounted_tool(
         )
     assert searched(found).names[0] == "fix.add"
     shown = text_of(described)
-    assert shown.startswith("fix.add (read-only; call with tool_invoke(name='fix.add'")
+    assert shown.startswith("fix.add (read-only; not listed: call through tool_invoke)")
+    assert shown.splitlines()[-1].startswith("Call: tool_invoke(name='fix.add', arguments={")
     assert "- a (integer, required)" in shown
     assert "Returns: total" in shown
     entry = app.registry.get("fix.add")

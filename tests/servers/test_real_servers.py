@@ -94,7 +94,7 @@ CASES = [
         "fetch",
         "fetch a web page from a URL and read it as markdown",
         "fetch",
-        ("- url (uri, required)", "- max_length (integer, default 5000)"),
+        ("- url (uri, required)", "- max_length (integer, default 5000, 1..999999)"),
         lambda _tmp, url: {"url": f"{url}/page.html"},
     ),
     Case(

@@ -88,3 +88,53 @@ def test_a_malformed_date_is_named() -> None:
     problems = _problems({"day": "next tuesday", "seats": 1})
     assert len(problems) == 1
     assert problems[0].startswith("argument 'day':")
+
+
+def _issues(arguments: Any, entry: RegisteredTool | None = None) -> list[tuple[str, str]]:
+    with pytest.raises(InvalidArgumentsError) as caught:
+        validate_arguments(entry or _entry(), arguments)
+    return [(p.path, p.kind) for p in caught.value.issues]
+
+
+def test_each_problem_is_also_structured_by_path_and_kind() -> None:
+    assert _issues({"seats": "2", "colour": "green", "extra": 1, "other": 2}) == [
+        ("extra", "extra"),
+        ("other", "extra"),
+        ("day", "missing"),
+        ("colour", "enum"),
+        ("seats", "type"),
+    ]
+    assert _issues({"day": "2026-12-01", "seats": 1, "note": "HELLO"}) == [("note", "other")]
+    assert _issues([1]) == [("", "other")]
+
+
+class Nested(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    class Item(BaseModel):
+        name: str
+        size: Colour | None = None
+
+    items: list[Item]
+
+
+def test_nested_problems_carry_their_dot_path() -> None:
+    tool = Tool(
+        name="nest",
+        title="Nest",
+        description="Nested.",
+        input_model=Nested,
+        handler=lambda ctx, args: "ok",
+        mutates=False,
+        facet="misc",
+    )
+    entry = RegisteredTool(tool)
+    assert _issues({"items": [{"size": "red"}, {"name": "b", "size": "huge"}]}, entry) == [
+        ("items[0].name", "missing"),
+        ("items[1].size", "enum"),
+    ]
+    with pytest.raises(InvalidArgumentsError) as caught:
+        validate_arguments(entry, {"items": [{"name": "b", "size": "huge"}]})
+    assert caught.value.problems == [
+        'argument \'items[0].size\': expected one of "red", "blue", null, got "huge"'
+    ]

@@ -32,8 +32,7 @@ def example_value(f: CuratedField) -> Any:
         return []
     if kind == "object":
         return {}
-    hint = f" {f.hint}" if f.hint else ""
-    return f"<{kind}{hint}>"
+    return f"<{f.hint}>" if f.hint else f"<{kind}>"
 
 
 def example_arguments(

@@ -80,6 +80,8 @@ class Tool:
     them as a dict; `input_model` only names the arguments for search), `output_schema`, and
     `annotations` to advertise instead of the ones `mutates` implies. All three are passed
     through unchanged.
+
+    `ask=False` keeps a tool from asking the person for missing arguments (see the field).
     """
 
     name: str
@@ -104,6 +106,11 @@ class Tool:
     input_schema: Mapping[str, Any] | None = field(default=None, compare=False)
     output_schema: Mapping[str, Any] | None = field(default=None, compare=False)
     annotations: types.ToolAnnotations | None = None
+    #: Whether a call missing a required argument, or giving a value outside an enum, may ask
+    #: the person for it (an elicitation form) when the client can. False: such a call always
+    #: ends with the structured error a model fixes its call from (as for any client without
+    #: elicitation). `[mcp] never_ask` sets it off by configuration.
+    ask: bool = True
 
     @property
     def summary(self) -> str:

@@ -7,6 +7,10 @@ Only when that fails does the `jsonschema` library check the arguments against t
 the client was shown, to phrase each problem for a model to fix: which argument, what was
 expected, what was given. Problems the schema cannot express come from pydantic.
 
+Each problem is also structured (`ArgumentProblem`: a dot path, a kind — missing, enum, type,
+extra, other — and the message), so a call missing an argument can ask the person for exactly
+that field, or tell the model how to fix it (`prixfixe.tools.elicitation`).
+
 A tool declared with a raw JSON Schema (a mounted server's) has no model: its arguments are
 checked against that schema alone and handed on as the dict they are. A schema that is not
 itself valid JSON Schema checks nothing here; the tool's own server judges the arguments.
@@ -23,7 +27,7 @@ from pydantic_core import to_json
 
 from prixfixe.core.registry import RegisteredTool
 from prixfixe.declarations.tool import MAX_ARGUMENT_BYTES
-from prixfixe.errors import InvalidArgumentsError
+from prixfixe.errors import ArgumentProblem, ArgumentProblemKind, InvalidArgumentsError
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError as SchemaError
@@ -42,7 +46,8 @@ _JSON_TYPES = {
 
 def validate_arguments(entry: RegisteredTool, arguments: Any) -> BaseModel | dict[str, Any]:
     """Return the tool's input model built from `arguments` (for a raw-schema tool, the
-    arguments themselves once they match), or raise naming every problem."""
+    arguments themselves once they match), or raise naming every problem (each one
+    structured too: `InvalidArgumentsError.issues`)."""
     name = entry.name
     if arguments is None:
         arguments = {}
@@ -67,10 +72,9 @@ def validate_arguments(entry: RegisteredTool, arguments: Any) -> BaseModel | dic
         entry.validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.path]
     )
     if schema_errors:
-        raise InvalidArgumentsError(name, [_describe(e, entry.input_schema) for e in schema_errors])
-    raise InvalidArgumentsError(  # constraints the JSON Schema does not express
-        name, [f"argument {_loc(e['loc'])}: {e['msg']}" for e in model_error.errors()]
-    )
+        raise InvalidArgumentsError(name, _explain(schema_errors, entry.input_schema))
+    # Constraints the JSON Schema does not express (a model's own validators).
+    raise InvalidArgumentsError(name, [_model_problem(e) for e in model_error.errors()])
 
 
 def _validate_raw(entry: RegisteredTool, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -85,35 +89,75 @@ def _validate_raw(entry: RegisteredTool, arguments: dict[str, Any]) -> dict[str,
     except Unresolvable:
         return arguments
     if errors:
-        raise InvalidArgumentsError(entry.name, [_describe(e, entry.input_schema) for e in errors])
+        raise InvalidArgumentsError(entry.name, _explain(errors, entry.input_schema))
     return arguments
 
 
-def _describe(error: SchemaError, schema: dict[str, Any]) -> str:
-    where = _loc(error.absolute_path)
+def _explain(errors: list[SchemaError], schema: dict[str, Any]) -> list[ArgumentProblem]:
+    return [problem for error in errors for problem in _describe(error, schema)]
+
+
+def _describe(error: SchemaError, schema: dict[str, Any]) -> list[ArgumentProblem]:
+    path = _path(error.absolute_path)
+    where = _quoted(path)
     if error.validator == "required":
         missing = error.message.split("'")[1] if "'" in error.message else error.message
-        prefix = f"{where}." if error.absolute_path else ""
-        hint = _property_hint(schema, prefix + missing)
-        return f"missing required argument {prefix}{missing!r}{hint}"
+        full = f"{path}.{missing}" if path else missing
+        hint = _property_hint(schema, full)
+        return [ArgumentProblem(full, "missing", f"missing required argument {full!r}{hint}")]
     if error.validator == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))  # type: ignore[union-attr]
         extra = (
             sorted(set(error.instance) - set(allowed)) if isinstance(error.instance, dict) else []
         )
-        names = ", ".join(repr(x) for x in extra)
-        return f"unexpected argument {names}; accepted: {', '.join(allowed) or '(none)'}"
+        accepted = ", ".join(allowed) or "(none)"
+        return [
+            ArgumentProblem(
+                f"{path}.{name}" if path else name,
+                "extra",
+                f"unexpected argument {name!r}; accepted: {accepted}",
+            )
+            for name in extra
+        ] or [ArgumentProblem(path, "extra", f"argument {where}: {error.message}")]
     if error.validator == "type":
         expected = error.validator_value
         expected_text = " or ".join(expected) if isinstance(expected, list) else str(expected)
-        return (
+        message = (
             f"argument {where}: expected {expected_text}, got {_json_type(error.instance)} "
             f"{_short(error.instance)}"
         )
+        return [ArgumentProblem(path, "type", message)]
     if error.validator == "enum":
-        options = ", ".join(json.dumps(v) for v in error.validator_value)  # type: ignore[union-attr]
-        return f"argument {where}: expected one of {options}, got {_short(error.instance)}"
-    return f"argument {where}: {error.message}"
+        return [_enum_problem(path, error.validator_value, error.instance)]  # type: ignore[arg-type]
+    if error.validator in ("anyOf", "oneOf"):
+        # `Literal[...] | None` is an enum branch beside a null one: say which values fit.
+        options = error.validator_value if isinstance(error.validator_value, list) else []
+        values = [v for o in options if isinstance(o, dict) for v in o.get("enum", ())]
+        nullable = any(isinstance(o, dict) and o.get("type") == "null" for o in options)
+        if values and error.instance is not None:
+            return [_enum_problem(path, [*values, *([None] if nullable else [])], error.instance)]
+    return [ArgumentProblem(path, "other", f"argument {where}: {error.message}")]
+
+
+def _enum_problem(path: str, allowed: list[Any], given: Any) -> ArgumentProblem:
+    options = ", ".join(json.dumps(v) for v in allowed)
+    message = f"argument {_quoted(path)}: expected one of {options}, got {_short(given)}"
+    return ArgumentProblem(path, "enum", message)
+
+
+#: pydantic error types that mean the same as a JSON Schema problem kind.
+_MODEL_KINDS: dict[str, ArgumentProblemKind] = {
+    "missing": "missing",
+    "enum": "enum",
+    "literal_error": "enum",
+    "extra_forbidden": "extra",
+}
+
+
+def _model_problem(error: Any) -> ArgumentProblem:
+    path = _path(error["loc"])
+    kind = _MODEL_KINDS.get(error["type"], "other")
+    return ArgumentProblem(path, kind, f"argument {_quoted(path)}: {error['msg']}")
 
 
 def _property_hint(schema: dict[str, Any], dotted: str) -> str:
@@ -129,14 +173,16 @@ def _property_hint(schema: dict[str, Any], dotted: str) -> str:
     return ""
 
 
-def _loc(path: Any) -> str:
-    parts = list(path)
-    if not parts:
-        return "(arguments)"
+def _path(parts: Any) -> str:
+    """A location as a dot path: `record.title`, `items[0].name`; empty for the whole."""
     text = ""
     for p in parts:
         text += f"[{p}]" if isinstance(p, int) else (f".{p}" if text else str(p))
-    return repr(text)
+    return text
+
+
+def _quoted(path: str) -> str:
+    return repr(path) if path else "(arguments)"
 
 
 def _json_type(value: Any) -> str:
