@@ -31,6 +31,7 @@ LOAD_PLUGINS_ENV = "PRIXFIXE_LOAD_PLUGINS"
 DEFAULT_PLUGINS: dict[str, str] = {
     "prixfixe.default_plugins.curation": "prixfixe.curation.builtin",
     "prixfixe.default_plugins.discovery": "prixfixe.tools.discovery",
+    "prixfixe.default_plugins.inspect": "prixfixe.tools.inspect",
     "prixfixe.default_plugins.store": "prixfixe.store.tools",
     "prixfixe.default_plugins.system": "prixfixe.system.plugin",
     "prixfixe.default_plugins.routines": "prixfixe.routines.tools",

@@ -286,7 +286,7 @@ def _data_line(e: CuratedEntry, name: str, first: bool) -> str:
         value = f"{value} {e.unit}"
     bits = []
     if e.description and first:
-        bits.append(e.description)
+        bits.append(e.description.rstrip(".") if e.read_only or e.set_by else e.description)
     if e.read_only:
         bits.append("read-only")
     elif e.set_by:

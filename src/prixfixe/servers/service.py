@@ -64,6 +64,7 @@ from prixfixe.servers.resources import (
 )
 from prixfixe.servers.tools import mounted_tools
 from prixfixe.servers.upstream import Launch, Read, Upstream, UpstreamRefusal
+from prixfixe.tools.last_results import LastResults, last_results
 
 if TYPE_CHECKING:
     from prixfixe.resources.notify import Notifier
@@ -118,6 +119,8 @@ class Servers:
         self._serving = False
         self._notifier: Notifier | None = None
         self._watching: Counter[str] = Counter()  # namespaced URI -> its subscribers
+        #: Each mounted tool's last result, for `inspect` (`result:NAME`).
+        self.last_results: LastResults = last_results(registry)
 
     def reachable(self, name: str) -> bool:
         return self.exposure.reachable(name)
@@ -168,7 +171,10 @@ class Servers:
         owner = owner_of(name)
         if known is None or known.tools != lists.tools:
             declared = mounted_tools(
-                name, lists.tools, lambda real, args, ctx: self._call(name, real, args, ctx)
+                name,
+                lists.tools,
+                lambda real, args, ctx: self._call(name, real, args, ctx),
+                self.last_results.keep,
             )
             self.registry.replace_plugin(owner, tools=declared)
         # A denied server's resources and prompts are not registered: nothing lists them.

@@ -3,7 +3,8 @@
 Each keeps the upstream's description, input and output schemas and annotations unchanged
 (raw JSON Schema, not re-generated); `readOnlyHint` decides `mutates` (MCP's default is
 "may write"), `destructiveHint` and `idempotentHint` carry over. The handler calls the
-upstream under its real name and returns its `CallToolResult` as it is.
+upstream under its real name and returns its `CallToolResult` as it is; `keep`, when given,
+is told each result first (the server's last-result memory, which `inspect` reads).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from prixfixe.servers.naming import mounted_names
 
 #: Calls upstream tool `name` with `arguments` on behalf of a tool call's context.
 UpstreamCall = Callable[[str, dict[str, Any], ToolContext], Awaitable[types.CallToolResult]]
+#: Told each result of a mounted tool, by its prixfixe name, with the arguments it was called with.
+KeepResult = Callable[[str, dict[str, Any], types.CallToolResult], None]
 
 
 class RawArguments(BaseModel):
@@ -28,13 +31,18 @@ class RawArguments(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-def mounted_tool(server: str, name: str, tool: types.Tool, call: UpstreamCall) -> Tool:
+def mounted_tool(
+    server: str, name: str, tool: types.Tool, call: UpstreamCall, keep: KeepResult | None = None
+) -> Tool:
     real = tool.name
     hints = tool.annotations
     read_only = bool(hints and hints.read_only_hint)
 
     async def handler(ctx: ToolContext, arguments: dict[str, Any]) -> types.CallToolResult:
-        return await call(real, arguments, ctx)
+        result = await call(real, arguments, ctx)
+        if keep is not None:
+            keep(name, arguments, result)
+        return result
 
     title = tool.title or (hints.title if hints and hints.title else None) or real
     return Tool(
@@ -55,8 +63,10 @@ def mounted_tool(server: str, name: str, tool: types.Tool, call: UpstreamCall) -
     )
 
 
-def mounted_tools(server: str, tools: list[types.Tool], call: UpstreamCall) -> list[Tool]:
+def mounted_tools(
+    server: str, tools: list[types.Tool], call: UpstreamCall, keep: KeepResult | None = None
+) -> list[Tool]:
     """Every tool of `server` as a declaration named `server.tool` (see `naming.py`)."""
     by_real = {t.name: t for t in tools}
     names = mounted_names(server, by_real)
-    return [mounted_tool(server, name, by_real[real], call) for name, real in names.items()]
+    return [mounted_tool(server, name, by_real[real], call, keep) for name, real in names.items()]

@@ -17,6 +17,7 @@ import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from prixfixe.curation import curator_for
+from prixfixe.declarations.curation import CurationRule, PropertyInfo
 from prixfixe.declarations.hookspecs import hookimpl
 from prixfixe.declarations.kinds import StoreKind
 from prixfixe.declarations.resource import ResourceContext, ResourceTemplate
@@ -437,6 +438,49 @@ def register_tools(register: Callable[[Tool], None]) -> None:
             usage="Call before store_put on a kind you have not used yet.",
         )
     )
+
+
+#: What every record has beside its fields, explained wherever a record is curated (`inspect`).
+RECORD_PROPERTIES = (
+    PropertyInfo(
+        path="id",
+        scope="kind:*",
+        description="Its id within its kind",
+    ),
+    PropertyInfo(
+        path="gen",
+        scope="kind:*",
+        description="Store generation of its last change",
+    ),
+    PropertyInfo(
+        path="created_gen",
+        scope="kind:*",
+        description="Store generation that created it",
+    ),
+    PropertyInfo(
+        path="schema_version",
+        scope="kind:*",
+        description="Its kind's schema version when last written",
+    ),
+    PropertyInfo(
+        path="closed",
+        scope="kind:*",
+        description="A closed record is kept but cannot change",
+        set_by="store_close(kind, id)",
+    ),
+    PropertyInfo(
+        path="close_reason",
+        scope="kind:*",
+        description="Why it was closed",
+        set_by="store_close(kind, id, reason)",
+    ),
+)
+
+
+@hookimpl
+def register_curation(register: Callable[[PropertyInfo | CurationRule], None]) -> None:
+    for info in RECORD_PROPERTIES:
+        register(info)
 
 
 # -- records as resources -------------------------------------------------------------------
