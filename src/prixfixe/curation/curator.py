@@ -237,24 +237,46 @@ def _json(value: Any) -> str:
 def entry_lines(entries: Iterable[CuratedEntry], mode: Literal["data", "schema"]) -> list[str]:
     """Curated entries as a model reads them, one line each. Data is folded: a run of
     entries under one object or list item shows that prefix once as a heading and each entry
-    by its last segment, indented; a property's description is shown the first time only."""
+    by its last segment, indented; a property's description is shown the first time only, and
+    when every entry under a heading is set the same way (`store_put(..., record.<field>)`),
+    the heading says it once instead of each entry."""
+    listed = list(entries)
     if mode == "schema":
-        return [_schema_line(e) for e in entries]
+        return [_schema_line(e) for e in listed]
     lines: list[str] = []
     shown: set[str] = set()
     previous: list[str] = []
-    for e in entries:
+    covered: tuple[str, ...] = ()
+    for e in listed:
         parts = e.path.split(".")
         common = 0
         while common < min(len(parts), len(previous)) - 1 and parts[common] == previous[common]:
             common += 1
         for depth in range(common, len(parts) - 1):
-            lines.append(f"{'  ' * depth}{parts[depth]}:")
+            prefix = ".".join(parts[: depth + 1])
+            template = _shared_setter(listed, prefix)
+            note = f" — set by {template}" if template else ""
+            if template:
+                covered = (*covered, f"{prefix}.")
+            lines.append(f"{'  ' * depth}{parts[depth]}:{note}")
         key = path_key(e.path)
-        lines.append("  " * (len(parts) - 1) + _data_line(e, parts[-1], key not in shown))
+        own = e if not e.path.startswith(covered) else e.model_copy(update={"set_by": ""})
+        lines.append("  " * (len(parts) - 1) + _data_line(own, parts[-1], key not in shown))
         shown.add(key)
         previous = parts
     return lines
+
+
+def _shared_setter(entries: Sequence[CuratedEntry], prefix: str) -> str:
+    """The one way every entry under `prefix` is set, with `<field>` for each one's own path;
+    empty unless there are several and all agree."""
+    members = [e for e in entries if e.path.startswith(f"{prefix}.")]
+    templates = {
+        e.set_by.replace(e.path, f"{prefix}.<field>") if e.set_by and e.path in e.set_by else ""
+        for e in members
+    }
+    (template,) = templates if len(templates) == 1 else ("",)
+    return template if len(members) > 1 else ""
 
 
 def _schema_line(e: CuratedEntry) -> str:

@@ -453,16 +453,6 @@ RECORD_PROPERTIES = (
         description="Store generation of its last change",
     ),
     PropertyInfo(
-        path="created_gen",
-        scope="kind:*",
-        description="Store generation that created it",
-    ),
-    PropertyInfo(
-        path="schema_version",
-        scope="kind:*",
-        description="Its kind's schema version when last written",
-    ),
-    PropertyInfo(
         path="closed",
         scope="kind:*",
         description="A closed record is kept but cannot change",
@@ -477,10 +467,22 @@ RECORD_PROPERTIES = (
 )
 
 
+#: Bookkeeping a model does not act on: left out of a curated record (the resource keeps them).
+RECORD_BOOKKEEPING = CurationRule(
+    name="record-bookkeeping",
+    reason="internal",
+    scope="kind:*",
+    # Top level only: a kind may have a field of the same name inside `record`.
+    test=lambda candidate: candidate.path in ("created_gen", "schema_version"),
+    applies="data",
+)
+
+
 @hookimpl
 def register_curation(register: Callable[[PropertyInfo | CurationRule], None]) -> None:
     for info in RECORD_PROPERTIES:
         register(info)
+    register(RECORD_BOOKKEEPING)
 
 
 # -- records as resources -------------------------------------------------------------------
