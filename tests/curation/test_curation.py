@@ -299,3 +299,120 @@ async def test_a_plugins_dictionary_and_rules_shape_what_tool_describe_shows(
     data = describe_data(app, "parcel_ship")  # what `prixfixe tools describe --json` prints
     assert [p.path for p in data.parameters] == ["weight", "destination"]
     assert "debug_trace" in data.input_schema["properties"], "the exact schema stays whole"
+
+
+# -- a nested schema through tool_describe keeps every parameter a call needs -----------------
+
+NESTED = {
+    "type": "object",
+    "$defs": {
+        "Person": {
+            "type": "object",
+            "properties": {
+                "login": {"type": "string", "description": "Their handle."},
+                "id": {"type": "integer", "readOnly": True},
+            },
+            "required": ["login"],
+        }
+    },
+    "properties": {
+        "issue": {
+            "allOf": [
+                {
+                    "type": "object",
+                    "properties": {"title": {"type": "string", "minLength": 1}},
+                    "required": ["title"],
+                },
+                {"properties": {"author": {"$ref": "#/$defs/Person"}}, "required": ["author"]},
+            ]
+        },
+        "labels": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "color": {"type": "string", "pattern": "^[0-9a-f]{6}$"},
+                },
+                "required": ["name"],
+            },
+        },
+        "priority": {"type": "integer", "enum": [1, 2, 3]},
+    },
+    "required": ["issue", "labels", "priority"],
+    "additionalProperties": False,
+}
+
+
+async def file_issue(ctx: ToolContext, args: dict[str, Any]) -> str:
+    return f"filed {args['issue']['title']!r}"
+
+
+class TrackerPlugin:
+    @hookimpl
+    def register_tools(self, register: Callable[[Tool], None]) -> None:
+        register(
+            Tool(
+                name="tracker.file",
+                title="File an issue",
+                description="File an issue.",
+                input_model=ShipInput,  # only names the arguments for search
+                input_schema=NESTED,
+                handler=file_issue,
+                mutates=True,
+                facet="tracker",
+            )
+        )
+
+
+def _filled(value: Any) -> Any:
+    """The example call with each `<type>` placeholder replaced by a value of that type."""
+    if isinstance(value, dict):
+        return {k: _filled(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_filled(v) for v in value]
+    if value == "<integer>":
+        return 1
+    if isinstance(value, str) and value.startswith("<"):
+        return "x"
+    return value
+
+
+async def test_a_nested_raw_schema_described_keeps_every_parameter_a_call_needs(
+    make_app: AppFactory, revision: str
+) -> None:
+    import json
+
+    from jsonschema import Draft202012Validator
+
+    app = make_app(plugins=[TrackerPlugin()])
+    async with Client(build_server(app), mode=revision) as client:
+        described = await client.call_tool("tool_describe", {"name": "tracker.file"})
+        text = described.content[0].text  # type: ignore[union-attr]
+        call = text.splitlines()[-1]
+        arguments = _filled(json.loads(call.split("arguments=", 1)[1][:-1]))
+        Draft202012Validator(NESTED).validate(arguments)  # the example is a valid call
+        called = await client.call_tool(
+            "tool_invoke", {"name": "tracker.file", "arguments": arguments}
+        )
+    argument_lines = [line for line in text.splitlines() if line.startswith("- ")]
+    shown = [line.split(" (")[0].removeprefix("- ") for line in argument_lines]
+    assert shown == [
+        "issue",
+        "issue.title",
+        "issue.author",
+        "issue.author.login",
+        "labels",
+        "labels[].name",
+        "labels[].color",
+        "priority",
+    ], "every settable parameter, the read-only id left out"
+    assert "- priority (1|2|3, required)" in text
+    assert "- labels[].color (string, pattern ^[0-9a-f]{6}$)" in text
+    assert arguments == {
+        "issue": {"title": "x", "author": {"login": "x"}},
+        "labels": [{"name": "x"}],
+        "priority": 1,
+    }
+    assert called.is_error is False
+    assert called.content[0].text == "filed 'x'"  # type: ignore[union-attr]
