@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
 import pytest
 from mcp import Client
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from prixfixe import CurationRule, PropertyInfo, Tool, ToolContext, hookimpl
 from prixfixe.core.registry import Registry
@@ -20,22 +19,9 @@ from prixfixe.schema import model_schema
 from prixfixe.tools.discovery import describe_data
 from tests.conftest import AppFactory
 from tests.plugin_fixtures import WeatherPlugin
+from tests.test_schema import Routine, Step
 
 pytestmark = pytest.mark.anyio
-
-
-class Step(BaseModel):
-    name: str = Field(description="Shown in the report.")
-    timeout: float | None = None
-
-
-class Routine(BaseModel):
-    routine: str = Field(description="Which routine.")
-    when: dt.date
-    format: Literal["markdown", "data"] = "markdown"
-    steps: list[Step] = Field(default_factory=list)
-    tags: list[str] = Field(default_factory=list)
-    limit: int = Field(default=5, ge=1)
 
 
 def plain() -> Curator:

@@ -566,33 +566,34 @@ def _field_path(path: str) -> str:
     return "".join(out)
 
 
-def _set_path(target: dict[str, Any], path: str, value: Any) -> None:
-    """Set a dot path in `target` (plain keys only; a list index is left as it is)."""
+def _parent(target: dict[str, Any], path: str) -> tuple[dict[str, Any], str] | None:
+    """The object holding a dot path's last key, copied on the way down so the caller's
+    arguments are not changed (plain keys only: a path through a list index is left alone)."""
     if not path or "[" in path:
-        return
+        return None
     *parents, last = path.split(".")
     node = target
     for part in parents:
         child = node.get(part)
         if not isinstance(child, dict):
-            return
+            return None
         node[part] = child = dict(child)
         node = child
-    node[last] = value
+    return node, last
+
+
+def _set_path(target: dict[str, Any], path: str, value: Any) -> None:
+    found = _parent(target, path)
+    if found is not None:
+        node, last = found
+        node[last] = value
 
 
 def _drop_path(target: dict[str, Any], path: str) -> None:
-    if not path or "[" in path:
-        return
-    *parents, last = path.split(".")
-    node = target
-    for part in parents:
-        child = node.get(part)
-        if not isinstance(child, dict):
-            return
-        node[part] = child = dict(child)
-        node = child
-    node.pop(last, None)
+    found = _parent(target, path)
+    if found is not None:
+        node, last = found
+        node.pop(last, None)
 
 
 def _is_number(value: Any) -> bool:
