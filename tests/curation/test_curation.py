@@ -350,6 +350,11 @@ class TrackerPlugin:
             )
         )
 
+    @hookimpl
+    def register_curation(self, register: Callable[[PropertyInfo | CurationRule], None]) -> None:
+        # A glob reaches every tool of one server (mounted tools are named SERVER.tool).
+        register(PropertyInfo(path="priority", scope="tool:tracker.*", description="1 is urgent."))
+
 
 def _filled(value: Any) -> Any:
     """The example call with each `<type>` placeholder replaced by a value of that type."""
@@ -393,7 +398,7 @@ async def test_a_nested_raw_schema_described_keeps_every_parameter_a_call_needs(
         "labels[].color",
         "priority",
     ], "every settable parameter, the read-only id left out"
-    assert "- priority (1|2|3, required)" in text
+    assert "- priority (1|2|3, required): 1 is urgent." in text
     assert "- labels[].color (string, pattern ^[0-9a-f]{6}$)" in text
     assert arguments == {
         "issue": {"title": "x", "author": {"login": "x"}},

@@ -11,8 +11,9 @@ the `register_curation` hook:
   result counts (`internal`, `transient`, `empty`, `read-only`, `unserialisable`, ...).
 
 Scopes name where a property sits: `tool:NAME` (a tool's arguments, mounted ones included),
-`kind:NAME` (a store record), `step:TYPE` (a step's data), `resource:URI`, `server:NAME`
-(anything of one mounted server), `result:NAME` (a tool's result). Globs use `fnmatch` syntax
+`kind:NAME` (a store record), `step:TYPE` (a step's data), `resource:URI`, `result:NAME` (a
+mounted tool's last result); a mounted server's are reached by glob (`tool:github.*`,
+`result:github.*`, `resource:prixfixe://servers/github/*`). Globs use `fnmatch` syntax
 (`kind:*`, `*.url`); a path pattern without a dot also matches the last segment of a path, so
 `url` explains `repo.url` and `items[].url` alike.
 """
