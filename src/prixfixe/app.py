@@ -356,11 +356,18 @@ class App:
         return json.dumps(tools, separators=(",", ":"), ensure_ascii=False)
 
     def instructions(self) -> str:
+        """What a client is told once, when a session starts: how to reach every tool, the
+        facets, and the day it is then (a session that outlives the day keeps this text)."""
+        from prixfixe.dates import WEEKDAY_NAMES
+
+        clock = self.routines.clock
+        now = clock.now()
         return (
             "Call the listed tools directly. Many more are not listed: find one with "
             "tool_search(query), learn its arguments with tool_describe(name), call it with "
             "tool_invoke(name, arguments). "
-            f"Facets: {self.exposure.describe()}."
+            f"Facets: {self.exposure.describe()}. "
+            f"Today (at connection): {WEEKDAY_NAMES[now.weekday()]} {now.date()}, {clock.name}."
         )
 
     # -- reaching a tool ------------------------------------------------------------------
@@ -423,7 +430,8 @@ class App:
         except MissingClientCapabilityError:
             raise  # a protocol error (-32021), not the tool's result
         except PrixfixeError as exc:
-            return error_result(exc.message)
+            # No MCP request: a person at the CLI made the call, so the message names commands.
+            return error_result(exc.message if request is not None else exc.for_people)
         except PluginCrash as crash:
             return error_result(str(crash))
 

@@ -20,9 +20,11 @@ from pydantic import (
     Field,
     StringConstraints,
     ValidationError,
+    field_validator,
     model_validator,
 )
 
+from prixfixe.dates import zone_named
 from prixfixe.errors import ConfigError
 from prixfixe.secrets import CredentialRef, SecretRef
 
@@ -232,6 +234,25 @@ class SearchConfig(BaseModel):
     )
 
 
+class TimeConfig(BaseModel):
+    """`[time]`: the time zone that says which day today is, for relative dates (`friday`,
+    `in 3 days`) and for routines. `PRIXFIXE_TZ` beats it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    zone: str | None = Field(
+        default=None,
+        description="An IANA time zone, e.g. Europe/Lisbon (default: this machine's).",
+    )
+
+    @field_validator("zone")
+    @classmethod
+    def _known(cls, value: str | None) -> str | None:
+        if value is not None:
+            zone_named(value)  # an unknown zone stops prixfixe now, naming it
+        return value
+
+
 #: A configured knowledge folder's name: its collection's name unless `collection` says
 #: otherwise, so it follows the collection rule.
 KNOWLEDGE_NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
@@ -379,6 +400,7 @@ class ConfigModel(BaseModel):
     http: HttpConfig = Field(default_factory=HttpConfig)
     reports: ReportsConfig = Field(default_factory=ReportsConfig)
     search: SearchConfig = Field(default_factory=SearchConfig)
+    time: TimeConfig = Field(default_factory=TimeConfig)
     knowledge: KnowledgeConfig = Field(default_factory=KnowledgeConfig)
     servers: dict[Annotated[str, StringConstraints(pattern=SERVER_NAME_PATTERN)], ServerConfig] = (
         Field(
@@ -490,7 +512,7 @@ def _describe(err: Any) -> str:
     loc = config_key(err["loc"])
     kind = err["type"]
     if kind == "extra_forbidden":
-        return f"{loc}: unknown key (check its spelling; see docs/configuration.md)"
+        return f"{loc}: unknown key (check its spelling; prixfixe init --print shows every section)"
     if _holds_credentials(tuple(err["loc"])):
         # Never echo what was written where a credential reference belongs: it may be one.
         return f"{loc}: {err['msg'].removeprefix('Value error, ')}"
@@ -498,7 +520,7 @@ def _describe(err: Any) -> str:
         return f"servers.{err['input']}: {SERVER_NAME_HELP}"
     if err["loc"][:2] == ("knowledge", "folders") and err["loc"][-1:] == ("[key]",):
         return f"knowledge.folders.{err['input']}: {KNOWLEDGE_NAME_HELP}"
-    if err["loc"][:1] == ("knowledge",) and kind == "value_error":
+    if err["loc"][:1] in (("knowledge",), ("time",)) and kind == "value_error":
         return f"{loc}: {err['msg'].removeprefix('Value error, ')}"  # says it all
     got = err.get("input")
     return f"{loc}: {err['msg'].lower()} (got {type(got).__name__} {got!r})"

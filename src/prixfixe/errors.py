@@ -10,24 +10,38 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
-from mcp_types.version import is_version_at_least
-
 if TYPE_CHECKING:
     # Importing `mcp` loads the whole SDK (client and server); the CLI commands that never
     # speak MCP should not pay for it, so the error type is imported where one is made.
     from mcp.shared.exceptions import MCPError
 
+# JSON-RPC error codes, as `mcp_types` defines them (tests/cli/test_lazy.py checks they agree):
+# importing `mcp_types` builds every wire model, which costs a command that never speaks MCP
+# most of its start-up.
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
+
 
 class PrixfixeError(Exception):
-    """Base of every error prixfixe raises on purpose."""
+    """Base of every error prixfixe raises on purpose.
+
+    `message` is what a client (and its model) reads, naming tools and protocol methods;
+    `cli`, when given, is the same message for a person at the `prixfixe` command, naming
+    commands instead (`prixfixe store kinds` rather than `store_kinds`)."""
 
     code: int = INTERNAL_ERROR
 
-    def __init__(self, message: str, **data: Any) -> None:
+    def __init__(self, message: str, *, cli: str | None = None, **data: Any) -> None:
         super().__init__(message)
         self.message = message
+        self.cli_message = cli
         self.data = data
+
+    @property
+    def for_people(self) -> str:
+        """The message in the CLI's own terms."""
+        return self.cli_message or self.message
 
 
 class ConfigError(PrixfixeError):
@@ -52,6 +66,7 @@ class UnknownToolError(PrixfixeError):
         hint = f"; did you mean {', '.join(repr(s) for s in suggestions)}?" if suggestions else ""
         super().__init__(
             f"unknown tool {name!r}{hint} (find tools with tool_search)",
+            cli=f"unknown tool {name!r}{hint} (find tools with: prixfixe tools search WORDS)",
             name=name,
             suggestions=suggestions or [],
         )
@@ -124,9 +139,10 @@ class UnknownKindError(StoreError):
 
     def __init__(self, kind: str, known: list[str], suggestions: list[str] | None = None) -> None:
         hint = f"; did you mean {', '.join(repr(s) for s in suggestions)}?" if suggestions else ""
+        listed = f"unknown kind {kind!r}{hint} (kinds: {', '.join(known) or 'none'}; "
         super().__init__(
-            f"unknown kind {kind!r}{hint} (kinds: {', '.join(known) or 'none'}; "
-            "each kind's fields: store_kinds)",
+            f"{listed}each kind's fields: store_kinds)",
+            cli=f"{listed}each kind's fields: prixfixe store kinds KIND)",
             kind=kind,
             known=known,
         )
@@ -136,9 +152,10 @@ class InvalidRecordError(StoreError):
     """A record that does not match its kind's schema; `problems` names each field."""
 
     def __init__(self, kind: str, problems: list[str]) -> None:
+        said = f"invalid {kind} record: {'; '.join(problems)} (nothing was written; the schema: "
         super().__init__(
-            f"invalid {kind} record: {'; '.join(problems)} (nothing was written; the "
-            f"schema: store_kinds(kind={kind!r}))",
+            f"{said}store_kinds(kind={kind!r}))",
+            cli=f"{said}prixfixe store kinds {kind})",
             kind=kind,
             problems=problems,
         )
@@ -248,7 +265,10 @@ class ResourceNotFoundError(ResourceError):
 
     def __init__(self, uri: str, detail: str = "") -> None:
         hint = f": {detail}" if detail else " (see resources/list and resources/templates/list)"
-        super().__init__(f"resource not found: {uri}{hint}", uri=uri)
+        cli = f": {detail}" if detail else " (see prixfixe resources list, and --templates)"
+        super().__init__(
+            f"resource not found: {uri}{hint}", cli=f"resource not found: {uri}{cli}", uri=uri
+        )
 
 
 class ResourceReadError(ResourceError):
@@ -422,6 +442,8 @@ def to_mcp_error(error: PrixfixeError, *, protocol_version: str | None = None) -
 
     `protocol_version` is the negotiated revision, for the one code that differs between
     revisions: resource not found (-32002 before 2026-07-28, -32602 from it on)."""
+    from mcp_types.version import is_version_at_least
+
     code = error.code
     if (
         isinstance(error, ResourceNotFoundError)

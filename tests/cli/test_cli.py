@@ -35,7 +35,10 @@ def test_doctor_reports_versions_config_paths_facets_plugins_and_token_cost(tmp_
     assert f"Store: {tmp_path / 'prixfixe-home' / 'store.sqlite3'} (not created yet" in out
     assert "kinds: reminder, deadline, countdown" in out
     assert "tokens (cl100k_base)" in out
-    assert "Resources: 6 resources, 8 templates; capability index summary" in out
+    assert (
+        "Resources: 5 resources listed (1 more served, not listed), 8 templates; "
+        "capability index summary"
+    ) in out
 
 
 def test_doctor_json_counts_tokens_of_the_real_listing(tmp_path: Path) -> None:

@@ -57,7 +57,7 @@ def test_zero_config_run_morning_on_a_fresh_machine_is_a_useful_report(tmp_path:
     for section in ("## reminders", "## deadline-calc", "## countdown-calc"):
         assert section in out
     assert "## git" not in out  # not a repository here
-    assert "copy `examples/prixfixe.toml`" in out
+    assert "run `prixfixe init`" in out
     assert (tmp_path / "fresh-home" / ".local" / "share" / "prixfixe" / "store.sqlite3").exists()
 
 

@@ -102,7 +102,7 @@ def test_without_config_morning_is_built_in_and_includes_git_only_in_a_repositor
     morning = app.routines.get("morning")
     assert morning.source == "built-in"
     assert [s.type.name for s in morning.steps] == ["reminders", "deadline-calc", "countdown-calc"]
-    assert "examples/prixfixe.toml" in morning.note
+    assert "run `prixfixe init`" in morning.note
     (tmp_path / ".git").mkdir()
     app = make_app(plugins=[])
     assert next(s.type.name for s in app.routines.get("morning").steps) == "git-status"

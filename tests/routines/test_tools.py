@@ -295,7 +295,7 @@ async def test_steps_list_shows_each_type_with_its_data_schema_and_version(
         "echo",
     } <= set(types)
     status = one.structured_content["step_types"][0]  # type: ignore[index]
-    assert status["version"] == "1.0"
+    assert status["version"] == "1.1"
     assert status["programs"] == ["git"]
     assert "clean" in status["data"]["properties"]["repos"]["items"]["properties"]["status"]["enum"]
     assert status["params"]["required"] == ["repos"]

@@ -148,7 +148,7 @@ async def test_pages_follow_next_cursor_through_the_tool(make_app: AppFactory) -
         ("store_put", {"kind": "remindr", "record": {}}, "unknown kind 'remindr'; did you mean"),
         (
             "store_put",
-            {"kind": "reminder", "record": {"text": "x", "due": "friday"}},
+            {"kind": "reminder", "record": {"text": "x", "due": "2026-02-30"}},
             "invalid reminder record: field 'due': input should be a valid date",
         ),
         (

@@ -211,7 +211,9 @@ async def test_a_report_shows_each_section_and_a_section_alone_is_curated_by_its
         section = await inspect(client, target=f"report:{generation}/deadline-calc")
         item = await inspect(client, target="report:latest", path="deadline-calc.deadlines[0]")
     lines = text_of(report).splitlines()
-    assert lines[0].startswith(f"report {generation} of morning: ok, 2 steps (2 ok, 0 failed)")
+    assert lines[0].startswith(
+        f"report at generation {generation} of morning: ok, 2 steps (2 ok, 0 failed)"
+    )
     assert f"[reminders] reminders v1.0, ok — inspect report:{generation}/reminders" in lines
     assert "  text: Call mum" in lines
     assert "  overdue: true" in lines

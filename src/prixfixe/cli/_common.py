@@ -46,16 +46,16 @@ def friendly(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except ConfigError as exc:
-            fail(exc.message, 2)
+            fail(exc.for_people, 2)
         except PrixfixeError as exc:
-            fail(exc.message, 1)
+            fail(exc.for_people, 1)
         except BaseExceptionGroup as group:
             # A task group (a routine's parallel steps, a server) raises its errors as a group;
             # a prixfixe error inside it is still one clear line, not a traceback.
             leaf = _first_prixfixe_error(group)
             if leaf is None:
                 raise
-            fail(leaf.message, 2 if isinstance(leaf, ConfigError) else 1)
+            fail(leaf.for_people, 2 if isinstance(leaf, ConfigError) else 1)
 
     return wrapper  # type: ignore[return-value]
 

@@ -9,6 +9,7 @@ import click
 
 from prixfixe.cli._common import console, echo_json, escape, friendly, yes
 from prixfixe.cli.plugins import plugins_table
+from prixfixe.words import plural
 
 
 def _print_leash(out: Any, leash: dict[str, Any]) -> None:
@@ -87,7 +88,8 @@ def _print_report(report: dict[str, Any], over: bool) -> None:
         f"[bold]prixfixe {v['prixfixe']}[/]  Python {v['python']}  mcp {v['mcp']}  {v['platform']}"
     )
     cfg = report["config"]
-    out.print(f"\n[bold]Config[/]: {escape(cfg['file'] or 'none found, using built-in defaults')}")
+    shown = cfg["file"] or "none found, using built-in defaults (write one: prixfixe init)"
+    out.print(f"\n[bold]Config[/]: {escape(shown)}")
     for item in cfg["searched"]:
         mark = "[green]found[/]" if item["exists"] else "[dim]absent[/]"
         out.print(f"  {mark}  {escape(item['path'])}")
@@ -110,7 +112,8 @@ def _print_report(report: dict[str, Any], over: bool) -> None:
     rt = report["routines"]
     grant = ", ".join(rt["exec_grant"]) or "nothing"
     out.print(
-        f"\n[bold]Routines[/]: {', '.join(rt['names'])}; {len(rt['step_types'])} step types; "
+        f"\n[bold]Routines[/]: {', '.join(rt['names'])}; "
+        f"{plural(len(rt['step_types']), 'step type')}; "
         f"exec grant: {escape(grant)} ({escape(rt['exec_grant_source'])})"
     )
     _print_leash(out, report["leash"])
@@ -126,7 +129,9 @@ def _print_report(report: dict[str, Any], over: bool) -> None:
     _print_servers(out, report["servers"])
     res = report["resources"]
     out.print(
-        f"[bold]Resources[/]: {res['resources']} resources, {res['templates']} templates; "
+        f"[bold]Resources[/]: {plural(res['resources'], 'resource')} listed"
+        + (f" ({res['unlisted']} more served, not listed)" if res["unlisted"] else "")
+        + f", {plural(res['templates'], 'template')}; "
         "capability index summary "
         f"{res['capability_index_summary_tokens']['cl100k_base']} tokens (cl100k_base)"
     )

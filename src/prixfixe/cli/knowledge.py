@@ -123,7 +123,7 @@ def kb_sync(names: tuple[str, ...], as_json: bool) -> None:
     if not folders:
         raise KnowledgeError(
             f"no knowledge folders are configured ({app.config.source}); add a "
-            "[knowledge.folders.NAME] table with a path (see docs/configuration.md)"
+            "[knowledge.folders.NAME] table with a path (prixfixe init --print shows one)"
         )
     unknown = [name for name in names if name not in known]
     if unknown:

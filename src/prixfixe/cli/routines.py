@@ -18,6 +18,7 @@ from prixfixe.cli._common import (
     fail,
     friendly,
 )
+from prixfixe.words import plural
 
 FORMATS = click.Choice(["markdown", "data", "both", "curated"])
 
@@ -67,7 +68,7 @@ def _print_plan(routine: Any, plan: dict[str, Any]) -> None:
     out = console()
     out.print(
         f"[bold]{escape(routine.name)}[/] ({escape(routine.source)}): would run "
-        f"{len(routine.steps)} steps; nothing was run."
+        f"{plural(len(routine.steps), 'step')}; nothing was run."
     )
     number = 0
     for batch in plan["batches"]:
@@ -103,7 +104,7 @@ def _print_plan(routine: Any, plan: dict[str, Any]) -> None:
         out.print(
             "Before each git command line the gate also runs its own read-only scan, "
             f"[dim]git -C {{repo}} {' '.join(SCAN)}[/], to defang the repository's "
-            "config (docs/security.md)."
+            "config (prixfixe doctor shows the whole leash)."
         )
     if routine.note:
         out.print(f"\n{escape(routine.note)}")
@@ -271,14 +272,20 @@ def steps_golden(directory: str, write: bool, plugins: tuple[str, ...]) -> None:
     ]
     if write:
         written = write_goldens(types_, Path(directory))
-        click.echo(f"Wrote {len(written)} of {len(types_)} golden schemas in {directory}.")
+        schemas = plural(len(types_), "golden schema")
+        click.echo(f"Wrote {len(written)} of {schemas} in {directory}.")
         return
     problems = check_goldens(types_, Path(directory))
     for problem in problems:
         click.echo(problem, err=True)
     if problems:
         sys.exit(1)
-    click.echo(f"All {len(types_)} step data schemas match their golden files in {directory}.")
+    matched = (
+        "The step data schema matches its golden file"
+        if len(types_) == 1
+        else f"All {len(types_)} step data schemas match their golden files"
+    )
+    click.echo(f"{matched} in {directory}.")
 
 
 @click.command()

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from prixfixe.cli._common import friendly
 from prixfixe.errors import ConfigError
+
+#: What `prixfixe serve` says when a person runs it in a terminal.
+TERMINAL_NOTE = (
+    "prixfixe is serving MCP on stdin/stdout, waiting for an MCP client; this is what a client "
+    "starts, not something to type into. To connect one: prixfixe client --help. To try it "
+    "by hand: prixfixe tools list, prixfixe doctor. Stop with Ctrl-C (or Ctrl-D)."
+)
 
 
 def _load_plugin_modules(names: tuple[str, ...]) -> list[object]:
@@ -66,7 +75,12 @@ def serve(
     if not use_http:
         from prixfixe.mcp.stdio import serve_app as serve_stdio
 
-        anyio.run(serve_stdio, App.build(facet=facet, extra_plugins=plugins))
+        app = App.build(facet=facet, extra_plugins=plugins)
+        if sys.stdin.isatty():
+            # A person typed it: an MCP client starts it and speaks on stdin and stdout, so say
+            # so (on stderr, which the protocol leaves free) instead of waiting in silence.
+            click.echo(TERMINAL_NOTE, err=True)
+        anyio.run(serve_stdio, app)
         return
     from prixfixe.config import load_config
     from prixfixe.mcp.http.settings import resolve_settings

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from prixfixe.cli._common import build_app, console, echo_json, escape, fail, friendly, yes
+from prixfixe.words import plural
 
 if TYPE_CHECKING:
     from prixfixe.config import LoadedConfig, ServerConfig
@@ -98,7 +99,7 @@ def servers_list(as_json: bool) -> None:
     if not rows:
         out.print(
             f"No servers configured ({escape(loaded.source)}). Add [servers.NAME] tables "
-            "(see docs/servers.md) or convert a client's with: prixfixe servers import PATH",
+            "(prixfixe init --print shows one) or convert a client's: prixfixe servers import PATH",
             markup=False,
         )
         return
@@ -180,15 +181,15 @@ def _print_probe(result: Probe) -> None:
     about = f" ({escape(result.server)})" if result.server else ""
     out.print(
         f"[bold]{escape(result.name)}[/]{about}: {result.transport}, [green]started[/] in "
-        f"{seconds:.2f} s and stopped; {len(result.tools)} tools, "
+        f"{seconds:.2f} s and stopped; {plural(len(result.tools), 'tool')}, "
         f"{result.listed_tokens} tokens listed directly (cl100k_base)"
     )
     offers = [
-        f"{count} {what}"
+        plural(count, what)
         for count, what in (
-            (result.resources, "resources"),
-            (result.templates, "resource templates"),
-            (result.prompts, "prompts"),
+            (result.resources, "resource"),
+            (result.templates, "resource template"),
+            (result.prompts, "prompt"),
         )
         if count is not None
     ]
@@ -276,7 +277,7 @@ def _write_target(config_file: Path | None) -> Path:
 def _report(result: ImportResult) -> None:
     """Notes for the person, on stderr: names changed, variables to export, entries skipped."""
     click.echo(
-        f"Read {result.path} ({result.layout}): {len(result.servers)} servers imported, "
+        f"Read {result.path} ({result.layout}): {plural(len(result.servers), 'server')} imported, "
         f"{len(result.skipped)} skipped.",
         err=True,
     )

@@ -9,6 +9,7 @@ import click
 
 from prixfixe.cli._common import build_app, call_tool, console, echo_json, escape, friendly
 from prixfixe.errors import PrixfixeError
+from prixfixe.words import plural
 
 
 @click.group()
@@ -93,19 +94,44 @@ def _put(app: Any, kind: str, given: dict[str, Any] | list[Any], record_id: int 
     goes to the store's batch put, so its records land in one transaction or not at all."""
     import sqlite3
 
+    from prixfixe.store.records import find_kind, resolve_record_dates
+
     app.reachable("store_put")
+    # Relative dates (`due=friday`) as the tool takes them, counted from today in the zone.
+    declared, today = find_kind(app.registry.kinds, kind), app.routines.clock.today()
+    said = ""
+    if isinstance(given, list):
+        given = [_dated(declared, item, today, index) for index, item in enumerate(given)]
+    else:
+        given, resolved = resolve_record_dates(declared, given, today)
+        said = "".join(f"; {r.text()}" for r in resolved)
     try:
         if isinstance(given, list):
             batch = app.store.put_many(kind, given)
             span = f"ids {batch.ids[0]}..{batch.ids[-1]}, " if batch.ids else ""
             generation = batch.generation
-            return f"Created {len(batch.ids)} {kind} records ({span}store generation {generation})."
+            made = plural(len(batch.ids), f"{kind} record")
+            return f"Created {made} ({span}store generation {generation})."
         written = app.store.put(kind, given, record_id)
     except (OSError, sqlite3.Error) as exc:
         # Worded as the tool's dispatch words a failing handler: a message, not a traceback.
         raise PrixfixeError(f"tool 'store_put' failed: {type(exc).__name__}: {exc}") from None
     verb = "Updated" if record_id is not None else "Created"
-    return f"{verb} {kind} {written.id} (store generation {written.generation})."
+    return f"{verb} {kind} {written.id} (store generation {written.generation}{said})."
+
+
+def _dated(declared: Any, item: Any, today: Any, index: int) -> Any:
+    """One record of a batch with its relative dates resolved; a problem names its index, as
+    the batch put does."""
+    from prixfixe.errors import InvalidRecordError
+    from prixfixe.store.records import resolve_record_dates
+
+    try:
+        return resolve_record_dates(declared, item, today)[0]
+    except InvalidRecordError as exc:
+        raise InvalidRecordError(
+            declared.name, [f"record [{index}] {p}" for p in exc.problems]
+        ) from None
 
 
 @store.command("put")

@@ -8,13 +8,37 @@ minimal environment and `redact` masks every resolved secret wherever text leave
 See docs/security.md.
 """
 
-from prixfixe.leash.exec import (
-    MAX_OUTPUT_BYTES,
-    Completed,
-    ExecGate,
-    Grant,
-    make_grant,
-    program_key,
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from prixfixe.leash.exec import (
+        MAX_OUTPUT_BYTES,
+        Completed,
+        ExecGate,
+        Grant,
+        make_grant,
+        program_key,
+    )
+
+_FROM_EXEC = frozenset(
+    ("MAX_OUTPUT_BYTES", "Completed", "ExecGate", "Grant", "make_grant", "program_key")
 )
+
+
+if not TYPE_CHECKING:  # a type checker reads the imports above, and flags any other name
+
+    def __getattr__(name: str) -> Any:
+        # `exec` is imported on first use: the CLI imports `redact` (and so this package) for
+        # every command, and `exec` brings anyio and pydantic along.
+        if name not in _FROM_EXEC:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        from prixfixe.leash import exec as gate
+
+        value = getattr(gate, name)
+        globals()[name] = value
+        return value
+
 
 __all__ = ["MAX_OUTPUT_BYTES", "Completed", "ExecGate", "Grant", "make_grant", "program_key"]

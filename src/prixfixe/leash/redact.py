@@ -41,9 +41,12 @@ import re
 import threading
 import urllib.parse
 from collections.abc import Iterable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from prixfixe.secrets import MASK, Secret
+if TYPE_CHECKING:
+    # Imported where a value is masked: `prixfixe.secrets` loads pydantic, and every CLI command
+    # installs the logging redaction before it knows whether any secret will be resolved.
+    from prixfixe.secrets import Secret
 
 log = logging.getLogger(__name__)
 
@@ -158,6 +161,8 @@ class Redactor:
         pattern = self._pattern
         if pattern is None:
             return text
+        from prixfixe.secrets import MASK  # loaded already: a value was registered
+
         return pattern.sub(MASK, text)
 
     def redact_data(self, data: T) -> T:

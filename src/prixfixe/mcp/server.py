@@ -6,7 +6,7 @@ notifications through `app.notifier` (`resources/subscribe` on 2025-11-25,
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
@@ -36,7 +36,21 @@ class PrixfixeServer(Server[Any]):
     """The SDK's low-level server, advertising the list-changed notifications prixfixe sends.
 
     Every transport asks the server for its initialization options without arguments; this
-    is the one place to say that `tools` and `resources` send `listChanged`."""
+    is the one place to say that `tools` and `resources` send `listChanged`. The instructions
+    are written when a session asks for them (`initialize`, `server/discover`), not once when
+    the server is built: they carry the day the session starts."""
+
+    #: Writes the instructions each time they are sent; None: the fixed text given.
+    instructions_source: Callable[[], str] | None = None
+
+    @property
+    def instructions(self) -> str | None:
+        source = self.instructions_source
+        return source() if source is not None else self._fixed_instructions
+
+    @instructions.setter
+    def instructions(self, value: str | None) -> None:
+        self._fixed_instructions = value
 
     def create_initialization_options(
         self,
@@ -182,6 +196,7 @@ def build_server(app: App) -> Server[Any]:
         on_get_prompt=get_prompt,
         on_completion=complete,
     )
+    server.instructions_source = app.instructions
     # `logging/setLevel` is the 2025-11-25 way to choose which log messages a connection
     # hears (2026-07-28 asks per request, and the SDK honours that itself).
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_log_level)

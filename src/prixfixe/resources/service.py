@@ -115,6 +115,10 @@ class ResourceService:
             self._wire = {}
         return self._listing
 
+    def listed_uris(self) -> list[str]:
+        """The fixed resources `resources/list` shows (templates' listed instances aside)."""
+        return list(self._current().uris)
+
     async def list_resources(self, cursor: str | None = None) -> types.ListResourcesResult:
         listing = self._current()
         listers = [t for t in self.registry.templates.values() if t.template.lister is not None]

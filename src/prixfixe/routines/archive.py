@@ -150,12 +150,17 @@ def load(slice_: OwnerSlice, generation: int | None, routine: str | None = None)
         of = f" of routine {routine!r}" if routine else ""
         if generation is None:
             raise RoutineError(
-                f"no report{of} yet: run a routine first (routine_run, or prixfixe run NAME)"
+                f"no report{of} yet: run a routine first (routine_run)",
+                cli=f"no report{of} yet: run a routine first (prixfixe run NAME; prixfixe "
+                "routines lists them)",
             )
-        raise RoutineError(
+        gone = (
             f"no report{of} at generation {generation}: it was never kept, or it was pruned "
             "([reports] keep and max_age_days bound how many are kept and for how long); "
-            "generation='latest' gives the newest",
+        )
+        raise RoutineError(
+            f"{gone}generation='latest' gives the newest",
+            cli=f"{gone}prixfixe report without a generation shows the newest",
             generation=generation,
         )
     gen, body = rows[0]

@@ -22,6 +22,7 @@ import anyio
 from pydantic import BaseModel, ValidationError
 
 from prixfixe.core.calls import PluginCrash, call_plugin
+from prixfixe.dates import ResolvedDate
 from prixfixe.declarations.steps import (
     ResourceReader,
     ServerToolCaller,
@@ -163,6 +164,7 @@ async def _attempt(call: StepCall, context: RunContext) -> tuple[dict[str, Any],
     gate, env = context.gate, context.env
     # The gate is asked before anything starts, so a refused step has no side effects.
     gate.check_declared(call.commands, step=call.name)
+    params, dates = call.params_on(context.today)
     passed = {name: env[name] for name in call.type.env if name in env}
     secrets: dict[str, Secret] = {}
     for name, ref in call.secrets.items():
@@ -208,11 +210,19 @@ async def _attempt(call: StepCall, context: RunContext) -> tuple[dict[str, Any],
     return await call_plugin(
         call.type.handler,
         ctx,
-        call.params,
+        params,
         what=f"step {call.name!r} ({call.type.name})",
-        convert=lambda output: (_checked(call, output), output.markdown),
+        convert=lambda output: (_checked(call, output), _with_dates(output.markdown, dates)),
         abandon_on_cancel=True,
     )
+
+
+def _with_dates(markdown: str, dates: Sequence[ResolvedDate]) -> str:
+    """The step's markdown, and the days its relative date params named on this run."""
+    if not dates:
+        return markdown
+    said = ", ".join(d.text() for d in dates)
+    return f"{markdown.rstrip()}\n\n_Dates: {said}._" if markdown.strip() else f"_Dates: {said}._"
 
 
 def _checked(call: StepCall, output: Any) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from prixfixe.routines.spec import INLINE_ROUTINE, STEP_ROUTINE
+from prixfixe.words import plural
 
 #: The report envelope's schema version. Same policy as step data: minor adds, major breaks.
 REPORT_VERSION = "1.0"
@@ -67,7 +68,8 @@ def render(report: Report, sections: Sequence[str], note: str = "") -> str:
     lines = [
         f"# {title(report)}",
         "",
-        f"_Report {report.generation} · {when} · {len(report.steps)} steps: {counts} · "
+        f"_Generation {report.generation} · {when} · {plural(len(report.steps), 'step')}: "
+        f"{counts} · "
         f"{report.ms / 1000:.1f} s_",
         "",
     ]

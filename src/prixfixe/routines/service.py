@@ -13,6 +13,7 @@ from typing import Any
 import anyio.to_thread
 
 from prixfixe.config import LoadedConfig, ReportsConfig
+from prixfixe.dates import Clock, configured_clock, local_clock
 from prixfixe.declarations.steps import ResourceReader, ServerToolCaller, StepType
 from prixfixe.errors import RoutineError
 from prixfixe.leash import ExecGate, policy
@@ -50,6 +51,9 @@ class Routines:
     reports: ReportsConfig = field(default_factory=ReportsConfig)
     #: `[search] semantic`: searches steps run (`kb-search`) fuse dense embeddings.
     semantic: bool = False
+    #: Which day it is (`[time] zone`, `PRIXFIXE_TZ`): what steps count from and what
+    #: relative dates in params (`tomorrow`) are resolved against.
+    clock: Clock = field(default_factory=local_clock)
 
     @classmethod
     def load(
@@ -62,8 +66,9 @@ class Routines:
         """Check every configured routine (a `ConfigError` names routine, step and key) and
         derive the leash: what their steps declare, overridden by `[leash]` and
         `PRIXFIXE_LEASH`."""
+        clock = configured_clock(config.model.time.zone, env, file=config.source)
         named = load_commands(config, cwd)
-        routines = load_routines(config, step_types, cwd, named)
+        routines = load_routines(config, step_types, cwd, named, today=clock.today())
         base_dir = config.path.parent if config.path else cwd
         steps = [s for r in routines.values() for s in r.steps]
         declared = policy.Declared(
@@ -82,7 +87,9 @@ class Routines:
         gate = ExecGate(leash.exec, env, fs=fs)
         reports = config.model.reports
         semantic = config.model.search.semantic
-        return cls(routines, gate, step_types, cwd, env, leash, named, fs, net, reports, semantic)
+        return cls(
+            routines, gate, step_types, cwd, env, leash, named, fs, net, reports, semantic, clock
+        )
 
     # -- which routine ------------------------------------------------------------------------
 
@@ -98,7 +105,9 @@ class Routines:
         return found
 
     def inline(self, steps: Sequence[Mapping[str, Any]]) -> Routine:
-        return inline_routine(steps, self.step_types, self.cwd, named=self.named)
+        return inline_routine(
+            steps, self.step_types, self.cwd, named=self.named, today=self.clock.today()
+        )
 
     def single(self, type_name: str, params: Mapping[str, Any]) -> Routine:
         if "type" in params:
@@ -109,6 +118,7 @@ class Routines:
             self.cwd,
             name=STEP_ROUTINE,
             named=self.named,
+            today=self.clock.today(),
         )
 
     # -- running ------------------------------------------------------------------------------
@@ -129,7 +139,8 @@ class Routines:
         servers: ServerToolCaller | None = None,
     ) -> StoredReport:
         """Run `routine` and keep its report; a pin the data no longer meets refuses the run
-        before anything starts. `today` is the date steps count from (default: today)."""
+        before anything starts. `today` is the date steps count from (default: today in the
+        configured time zone)."""
         self.check_pins(routine, pins)
         if self.leash.valid_for_generation is not None:
             generation = await anyio.to_thread.run_sync(lambda: store().generation())
@@ -140,7 +151,7 @@ class Routines:
             store=store,
             fs=self.fs,
             net=self.net,
-            today=today or dt.date.today(),
+            today=today or self.clock.today(),
             resources=resources,
             servers=servers,
             named=self.named,

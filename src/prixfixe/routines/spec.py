@@ -15,16 +15,19 @@ import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from prixfixe.config import COMMAND_NAME_PATTERN, LoadedConfig, StepConfig, config_key
+from prixfixe.dates import ResolvedDate, has_dates, resolve_dates
 from prixfixe.declarations.steps import StepType
 from prixfixe.errors import ConfigError, RoutineError
 from prixfixe.leash import program_key
 from prixfixe.leash.exec import CommandLine
+from prixfixe.schema import model_schema
 from prixfixe.secrets import CredentialRef
 
 #: Seconds a step may run when neither it nor its routine says otherwise.
@@ -36,7 +39,6 @@ STEP_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 INLINE_ROUTINE = "(inline)"
 STEP_ROUTINE = "(step)"
 MORNING = "morning"
-EXAMPLE_CONFIG = "examples/prixfixe.toml"
 
 
 @dataclass(frozen=True)
@@ -59,13 +61,30 @@ class StepCall:
     writes: tuple[str, ...] = ()
     #: The hosts it connects to (the network grant's defaults).
     hosts: tuple[str, ...] = ()
+    #: The params as given (JSON), kept when they hold relative dates (`tomorrow`): each run
+    #: resolves them again against its own day. `params` has them as of loading, `dates` says
+    #: which they were.
+    relative: Mapping[str, Any] | None = None
+    dates: tuple[ResolvedDate, ...] = ()
 
     @property
     def programs(self) -> tuple[str, ...]:
         lines = (*self.commands, *self.credential_commands)
         return tuple(dict.fromkeys(c.program for c in lines))
 
+    def params_on(self, today: dt.date) -> tuple[BaseModel, tuple[ResolvedDate, ...]]:
+        """The params on `today`: their relative dates resolved against it (a configured
+        `tomorrow` is the day after each run, not after loading); a `RoutineError` if that day
+        makes them invalid (a countdown's `start = "friday"` after its fixed end)."""
+        if self.relative is None:
+            return self.params, ()
+        try:
+            return _validated(self.type, self.relative, today, f"params on {today}")
+        except _Problem as problem:
+            raise RoutineError(problem.message) from None
+
     def summary(self) -> dict[str, Any]:
+        dates = [{"key": d.path, "given": d.given, "date": d.date.isoformat()} for d in self.dates]
         return {
             "name": self.name,
             "type": self.type.name,
@@ -75,6 +94,7 @@ class StepCall:
             "command_lines": [c.show() for c in self.commands],
             "secrets": {k: v.describe() for k, v in self.secrets.items()},
             "params": self.params.model_dump(mode="json", exclude_defaults=True),
+            **({"dates": dates} if dates else {}),
         }
 
 
@@ -139,6 +159,38 @@ def _params_problem(err: Mapping[str, Any], model: type[BaseModel]) -> tuple[str
     return key, f"key {key!r}: {err['msg'][0].lower()}{err['msg'][1:]} (got {shown})"
 
 
+@lru_cache(maxsize=256)
+def _date_schema(model: type[BaseModel]) -> dict[str, Any] | None:
+    """A params model's schema when it has date fields (cached; not to be mutated)."""
+    schema = model_schema(model)
+    return schema if has_dates(schema) else None
+
+
+def _validated(
+    type_: StepType, given: Mapping[str, Any], today: dt.date, where: str
+) -> tuple[BaseModel, tuple[ResolvedDate, ...]]:
+    """Params (JSON-ready) checked against the type's model, relative dates resolved against
+    `today` first; raise `_Problem` naming every key that is wrong."""
+    model_type = type_.params_model
+    schema = _date_schema(model_type)
+    resolution = resolve_dates(schema, given, today) if schema is not None else None
+    if resolution is not None and resolution.problems:
+        key = resolution.problems[0][0]
+        said = "; ".join(f"key {path!r}: {message}" for path, message in resolution.problems)
+        raise _Problem(key, f"{where}: {said}")
+    try:
+        # Strict, as JSON: a TOML date and an ISO date string mean the same day; a number is
+        # not a date (pydantic would read it as a Unix time), "yes" is not a boolean.
+        as_json = json.dumps(given if resolution is None else resolution.value, ensure_ascii=False)
+        model = model_type.model_validate_json(as_json, strict=True)
+    except ValidationError as exc:
+        # A misspelt key usually also leaves a required one missing: name the typo first.
+        errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
+        problems = [_params_problem(e, model_type) for e in errors]
+        raise _Problem(problems[0][0], f"{where}: " + "; ".join(p[1] for p in problems)) from None
+    return model, (() if resolution is None else resolution.resolved)
+
+
 def parse_step(
     raw: StepConfig,
     *,
@@ -147,6 +199,7 @@ def parse_step(
     default_timeout: float | None,
     inline: bool,
     named: Mapping[str, tuple[str, ...]],
+    today: dt.date | None = None,
 ) -> StepCall:
     """One step, checked against its type's params model; raise `_Problem` naming the key."""
     type_ = step_types.get(raw.type)
@@ -182,16 +235,9 @@ def parse_step(
             "configuration, never by a client; an inline step runs a command the "
             f"configuration names, with run = NAME ([commands]: {names})",
         )
-    try:
-        # Strict, as JSON: a TOML date and an ISO date string mean the same day; a number is
-        # not a date (pydantic would read it as a Unix time), "yes" is not a boolean.
-        as_json = json.dumps(params, default=_iso, ensure_ascii=False)
-        model = type_.params_model.model_validate_json(as_json, strict=True)
-    except ValidationError as exc:
-        # A misspelt key usually also leaves a required one missing: name the typo first.
-        errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
-        problems = [_params_problem(e, type_.params_model) for e in errors]
-        raise _Problem(problems[0][0], f"{where}: " + "; ".join(p[1] for p in problems)) from None
+    # TOML dates and times as ISO text: the JSON the params model reads.
+    given = json.loads(json.dumps(params, default=_iso, ensure_ascii=False))
+    model, dates = _validated(type_, given, today or dt.date.today(), where)
     try:
         commands = tuple(c.resolved(base_dir) for c in type_.declared_commands(model, named))
     except KeyError as exc:
@@ -218,6 +264,8 @@ def parse_step(
         reads=tuple(reads),
         writes=tuple(writes),
         hosts=type_.declared_hosts(model),
+        relative=given if dates else None,
+        dates=dates,
     )
 
 
@@ -229,6 +277,7 @@ def _steps(
     default_timeout: float | None,
     inline: bool,
     named: Mapping[str, tuple[str, ...]],
+    today: dt.date | None = None,
 ) -> tuple[StepCall, ...]:
     calls: list[StepCall] = []
     seen: dict[str, int] = {}
@@ -241,6 +290,7 @@ def _steps(
                 default_timeout=default_timeout,
                 inline=inline,
                 named=named,
+                today=today,
             )
         except _Problem as problem:
             problem.index = index
@@ -288,8 +338,12 @@ def load_routines(
     step_types: Mapping[str, StepType],
     cwd: Path,
     named: Mapping[str, tuple[str, ...]] | None = None,
+    *,
+    today: dt.date | None = None,
 ) -> dict[str, Routine]:
-    """Every configured routine, plus the built-in `morning` unless the config has one."""
+    """Every configured routine, plus the built-in `morning` unless the config has one;
+    `today` is what relative dates in params are checked against (each run resolves them
+    again)."""
     named = load_commands(config, cwd) if named is None else named
     base_dir = config.path.parent if config.path else cwd
     source = str(config.path) if config.path else "built-in defaults"
@@ -310,6 +364,7 @@ def load_routines(
                 default_timeout=spec.timeout,
                 inline=False,
                 named=named,
+                today=today,
             )
         except _Problem as problem:
             key = f"routines.{name}.steps[{problem.index}]"
@@ -331,6 +386,7 @@ def inline_routine(
     *,
     name: str = INLINE_ROUTINE,
     named: Mapping[str, tuple[str, ...]] | None = None,
+    today: dt.date | None = None,
 ) -> Routine:
     """A routine given as a list of step tables (`routine_eval`), checked like a config one."""
     parsed: list[StepConfig] = []
@@ -355,6 +411,7 @@ def inline_routine(
             default_timeout=None,
             inline=True,
             named=named or {},
+            today=today,
         )
     except _Problem as problem:
         key = f"steps[{problem.index}]" + (f".{problem.key}" if problem.key else "")
@@ -384,8 +441,8 @@ def builtin_morning(step_types: Mapping[str, StepType], cwd: Path) -> Routine:
     )
     note = (
         "This is the built-in morning routine: no `[routines.morning]` is configured. To add "
-        f"your repositories, task board and scripts, copy `{EXAMPLE_CONFIG}` from prixfixe's "
-        "source to `./prixfixe.toml` or `~/.config/prixfixe/prixfixe.toml` and edit it; "
+        "your repositories, task board and scripts, run `prixfixe init` (a commented starter "
+        "configuration, where prixfixe finds it from any folder) and edit it; "
         "`prixfixe run morning --dry-run` shows what it would run."
     )
     return Routine(

@@ -21,6 +21,7 @@ import mcp_types as types
 from pydantic import BaseModel, ConfigDict, Field
 
 from prixfixe.curation import Curator, curator_for
+from prixfixe.dates import FORMS_SHORT, has_dates
 from prixfixe.declarations.hookspecs import hookimpl
 from prixfixe.declarations.kinds import StoreMigration
 from prixfixe.declarations.steps import StepType
@@ -250,6 +251,9 @@ async def steps_list(ctx: ToolContext, args: StepsListInput) -> ToolResult:
         params = shape_text(model_schema(t.params_model)) or "none"
         data = shape_text(data_schema(t))
         lines.append(f"- {t.name} v{t.version}: {t.summary} Params: {params}. Data: {data}.")
+    if any(has_dates(model_schema(t.params_model)) for t in chosen):
+        zone = _routines(ctx).clock.name
+        lines.append(f"Date params: {FORMS_SHORT} (resolved in {zone} on each run).")
     return ToolResult(text="\n".join(lines), data=StepTypesOutput(step_types=rows))
 
 
@@ -336,7 +340,10 @@ def register_tools(register: Callable[[Tool], None]) -> None:
             facet="routines",
             keywords=("step", "run", "git", "status", "deadline", "countdown", "board"),
             examples=("check git status of a repo", "how many days until a deadline"),
-            usage=f"Params are the step type's, as steps_list shows them. {PIN_USAGE}",
+            usage=(
+                "Params are the step type's, as steps_list shows them; a date param takes "
+                f"{FORMS_SHORT}, resolved in the server's time zone on each run. {PIN_USAGE}"
+            ),
         )
     )
     register(

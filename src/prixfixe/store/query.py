@@ -10,11 +10,13 @@ maps operators to operands; several operators on one field all apply
 text, numbers and dates; `in` with a list; `contains` on text (case-insensitive for ASCII).
 Operands are checked and normalised with the field's own type (a date field takes
 "2026-12-01"), so a typo is an error naming the field, not an empty result. Nothing here is
-SQL: a backend compiles the result.
+SQL: a backend compiles the result. `resolve_where_dates` first writes a date field's relative
+operands (`"in 7 days"`) as ISO dates, for callers that know which day today is.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import difflib
 import hashlib
 import json
@@ -25,6 +27,7 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import Field, Strict, TypeAdapter, ValidationError
 
+from prixfixe.dates import ResolvedDate, looks_iso, refusal, relative_date
 from prixfixe.declarations.fields import FieldType, field_types
 from prixfixe.declarations.kinds import StoreKind
 from prixfixe.errors import InvalidFilterError
@@ -125,6 +128,52 @@ def parse_query(
     if problems:
         raise InvalidFilterError(kind.name, problems)
     return QuerySpec(kind.name, tuple(conditions), order_field, descending, include_closed)
+
+
+def resolve_where_dates(
+    kind: StoreKind, where: Any, today: dt.date
+) -> tuple[Any, tuple[ResolvedDate, ...]]:
+    """`where` with the relative operands of date fields (`{"due": {"<=": "in 7 days"}}`)
+    written as ISO dates counted from `today`, and what they were; an error naming each date
+    operand that is neither form. Everything else is left for `parse_query` to judge."""
+    if not isinstance(where, Mapping):
+        return where, ()
+    types_ = field_types(kind.model)
+    resolved: list[ResolvedDate] = []
+    problems: list[str] = []
+
+    def day(value: Any, at: str) -> Any:
+        if not isinstance(value, str):
+            return value
+        if looks_iso(value):
+            return value.strip()
+        try:
+            found = relative_date(value, today)
+        except ValueError as exc:
+            problems.append(f"{at}: {exc}")
+            return value
+        if found is None:
+            problems.append(f"{at}: {refusal(value)}")
+            return value
+        resolved.append(ResolvedDate(at, value.strip(), found))
+        return found.isoformat()
+
+    out: dict[str, Any] = {}
+    for name, spec in where.items():
+        if types_.get(name) != "date":
+            out[name] = spec
+        elif isinstance(spec, Mapping):
+            out[name] = {
+                op: [day(v, f"where.{name}.{op}[{i}]") for i, v in enumerate(operand)]
+                if op == "in" and isinstance(operand, list)
+                else day(operand, f"where.{name}.{op}")
+                for op, operand in spec.items()
+            }
+        else:
+            out[name] = day(spec, f"where.{name}")
+    if problems:
+        raise InvalidFilterError(kind.name, problems)
+    return out, tuple(resolved)
 
 
 def _condition(

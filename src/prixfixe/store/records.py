@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import difflib
 import json
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
+from prixfixe.dates import ResolvedDate, has_dates, resolve_dates
 from prixfixe.declarations.kinds import StoreKind
 from prixfixe.errors import InvalidRecordError, UnknownKindError
+from prixfixe.schema import model_schema
 
 
 def find_kind(kinds: Mapping[str, StoreKind], name: str) -> StoreKind:
@@ -37,6 +41,30 @@ def validate_record(kind: StoreKind, record: Any, *, where: str = "") -> dict[st
         ) from None
     data: dict[str, Any] = model.model_dump(mode="json")
     return data
+
+
+@lru_cache(maxsize=256)
+def _date_schema(model: type[BaseModel]) -> dict[str, Any] | None:
+    """A kind's schema when it has date fields (cached; not to be mutated)."""
+    schema = model_schema(model)
+    return schema if has_dates(schema) else None
+
+
+def resolve_record_dates(
+    kind: StoreKind, record: Any, today: dt.date
+) -> tuple[Any, tuple[ResolvedDate, ...]]:
+    """The record with its relative dates (`friday`, `in 3 days`) written as `YYYY-MM-DD`,
+    counted from `today`, and what they were; an error naming every date field that holds
+    neither form. Anything else is left for `validate_record` to judge."""
+    schema = _date_schema(kind.model)
+    if schema is None or not isinstance(record, Mapping):
+        return record, ()
+    resolution = resolve_dates(schema, dict(record), today)
+    if resolution.problems:
+        raise InvalidRecordError(
+            kind.name, [f"field {path!r}: {message}" for path, message in resolution.problems]
+        )
+    return resolution.value, resolution.resolved
 
 
 def _problem(kind: StoreKind, err: Any, where: str) -> str:

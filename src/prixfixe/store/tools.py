@@ -17,6 +17,7 @@ import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from prixfixe.curation import curator_for
+from prixfixe.dates import FORMS_SHORT, ResolvedDate, has_dates
 from prixfixe.declarations.curation import CurationRule, PropertyInfo
 from prixfixe.declarations.hookspecs import hookimpl
 from prixfixe.declarations.kinds import StoreKind
@@ -26,8 +27,8 @@ from prixfixe.errors import ResourceNotFoundError, UnknownRecordError
 from prixfixe.schema import model_schema, shape_text
 from prixfixe.store.api import MAX_LIMIT, StoredRecord
 from prixfixe.store.faults import MAX_SQLITE_INT
-from prixfixe.store.query import OPERATORS
-from prixfixe.store.records import find_kind
+from prixfixe.store.query import OPERATORS, resolve_where_dates
+from prixfixe.store.records import find_kind, resolve_record_dates
 from prixfixe.store.uris import RECORD_TEMPLATE
 
 if TYPE_CHECKING:
@@ -127,7 +128,8 @@ class PutInput(BaseModel):
 
     kind: str = Field(description="Record kind: reminder, deadline, countdown, or see store_kinds.")
     record: dict[str, Any] = Field(
-        description=f"Fields (dates YYYY-MM-DD); with id, only those to change. "
+        description=f"Fields (dates YYYY-MM-DD or friday, in 3 days); with id, only those to "
+        "change. "
         f"{fields_hint(BUILTIN_KINDS)}."
     )
     id: RecordId | None = Field(default=None, description="Update this record.")
@@ -139,7 +141,7 @@ class QueryInput(BaseModel):
     kind: str
     where: dict[str, Any] | None = Field(
         default=None,
-        description='Field tests, all must hold: {"due":{"<=":"2026-12-01"}}; ops < <= > >= '
+        description='Field tests, all must hold: {"due":{"<=":"in 7 days"}}; ops < <= > >= '
         "in contains",
     )
     order_by: str | None = Field(default=None, description="Field; -field descending. Default id.")
@@ -198,13 +200,21 @@ class KindsOutput(BaseModel):
 # -- handlers -------------------------------------------------------------------------------
 
 
+def _dates_said(dates: Iterable[ResolvedDate]) -> str:
+    """`; due 2026-11-27 (from "friday")`: the days relative dates named, echoed as ISO."""
+    said = ", ".join(d.text() for d in dates)
+    return f"; {said}" if said else ""
+
+
 async def store_put(ctx: ToolContext, args: PutInput) -> ToolResult:
-    written = await anyio.to_thread.run_sync(
-        lambda: ctx.app.store.put(args.kind, args.record, args.id)
-    )
+    kind = find_kind(ctx.app.registry.kinds, args.kind)
+    today = ctx.app.routines.clock.today()
+    record, dates = resolve_record_dates(kind, args.record, today)
+    written = await anyio.to_thread.run_sync(lambda: ctx.app.store.put(args.kind, record, args.id))
     verb = "Updated" if args.id is not None else "Created"
     return ToolResult(
-        text=f"{verb} {args.kind} {written.id} (store generation {written.generation}).",
+        text=f"{verb} {args.kind} {written.id} (store generation {written.generation})"
+        f"{_dates_said(dates)}.",
         data=WrittenOutput(id=written.id, generation=written.generation),
     )
 
@@ -214,10 +224,12 @@ def _record(r: StoredRecord) -> RecordOutput:
 
 
 async def store_query(ctx: ToolContext, args: QueryInput) -> ToolResult:
+    kind = find_kind(ctx.app.registry.kinds, args.kind)
+    where, dates = resolve_where_dates(kind, args.where, ctx.app.routines.clock.today())
     page = await anyio.to_thread.run_sync(
         lambda: ctx.app.store.query(
             args.kind,
-            where=args.where,
+            where=where,
             order_by=args.order_by,
             limit=args.limit,
             cursor=args.cursor,
@@ -230,7 +242,10 @@ async def store_query(ctx: ToolContext, args: QueryInput) -> ToolResult:
         records=[_record(r) for r in page.records],
         next_cursor=page.next_cursor,
     )
-    return ToolResult(text=query_text(data), data=data)
+    text = query_text(data)
+    if dates:
+        text += f"\nDates: {', '.join(d.text() for d in dates)}."
+    return ToolResult(text=text, data=data)
 
 
 def query_text(data: QueryOutput) -> str:
@@ -279,6 +294,9 @@ async def store_kinds(ctx: ToolContext, args: KindsInput) -> ToolResult:
     for kind, shown in zip(chosen, data.kinds, strict=True):
         lines.append(f"{kind.name} (v{kind.version}, {kind.owner}): {kind.description}")
         lines += curator.schema(shown.schema_, f"kind:{kind.name}").lines()
+    if any(has_dates(shown.schema_) for shown in data.kinds):
+        zone = ctx.app.routines.clock.name
+        lines.append(f"Dates: {FORMS_SHORT} (resolved in {zone}, stored as YYYY-MM-DD).")
     return ToolResult(text="\n".join(lines), data=data)
 
 
@@ -287,7 +305,7 @@ async def store_kinds(ctx: ToolContext, args: KindsInput) -> ToolResult:
 FILTER_HELP = (
     'where is a JSON object; all keys must hold. {"f": v} is equality (null: missing); '
     '{"f": {op: v, ...}} with ops ' + ", ".join(OPERATORS) + ". <, <=, >, >= compare text, "
-    "numbers and dates (YYYY-MM-DD); in takes a list; contains is case-insensitive text. "
+    f"numbers and dates ({FORMS_SHORT}); in takes a list; contains is case-insensitive text. "
     "Every record also has id and gen (generation of its last change): "
     '{"gen": {">": 41}} is what changed since generation 41. '
     "order_by names a field (-field descending; default id). Pages: pass next_cursor back "
@@ -354,7 +372,9 @@ def register_tools(register: Callable[[Tool], None]) -> None:
             usage=(
                 f"{kinds_hint} With id, the given fields replace the stored ones (null clears "
                 "an optional field); a closed record cannot be changed. A record that fails "
-                "its kind's schema is refused whole, naming each field."
+                "its kind's schema is refused whole, naming each field. A date field takes "
+                f"{FORMS_SHORT}; a relative one is resolved in the server's time zone, stored "
+                "and echoed as YYYY-MM-DD."
             ),
         )
     )

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from prixfixe.core.facets import Exposure
     from prixfixe.core.plugins import PluginInfo
     from prixfixe.core.registry import RegisteredTool, Registry
+    from prixfixe.resources.service import ResourceService
     from prixfixe.routines.service import Routines
     from prixfixe.system.capability_index import CapabilityIndex
 
@@ -51,6 +52,9 @@ class DoctorSubject(Protocol):
 
     @property
     def capability_index(self) -> CapabilityIndex: ...
+
+    @property
+    def resources(self) -> ResourceService: ...
 
     def listed_tools(self) -> list[RegisteredTool]: ...
 
@@ -229,7 +233,10 @@ def doctor_report(
         "servers": servers_section(app, listing_tokens["cl100k_base"]),
         "registered_tools": len(app.registry),
         "resources": {
-            "resources": len(app.registry.resources),
+            # What `resources/list` shows; the others are served when read but not listed
+            # (`[resources.capability_index] advertise` leaves index variants out).
+            "resources": len(app.resources.listed_uris()),
+            "unlisted": len(app.registry.resources) - len(app.resources.listed_uris()),
             "templates": len(app.registry.templates),
             "capability_index_summary_tokens": token_counts(app.capability_index.text("summary")),
         },

@@ -31,6 +31,7 @@ from prixfixe.tools.inspect_values import (
     outline_lines,
 )
 from prixfixe.tools.last_results import last_results
+from prixfixe.words import plural
 
 if TYPE_CHECKING:
     from prixfixe.declarations.host import Host
@@ -324,7 +325,8 @@ async def _report(ctx: ToolContext, target: str, ref: str, path: str | None) -> 
     next_calls = _calls(get, rerun)
     counts = Counter(s.status for s in report.steps)
     head = (
-        f"report {gen} of {report.routine}: {report.status}, {len(report.steps)} steps "
+        f"report at generation {gen} of {report.routine}: {report.status}, "
+        f"{plural(len(report.steps), 'step')} "
         f"({counts['ok']} ok, {counts['failed']} failed), started "
         f"{report.started.replace('T', ' ')[:16]} UTC"
     )

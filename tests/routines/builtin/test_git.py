@@ -115,6 +115,28 @@ async def test_git_status_expands_glob_patterns_and_says_when_all_are_clean(
     assert markdown.split("\n", 4)[4].startswith("## git-status\n\nAll 2 repositories are clean.")
 
 
+async def test_one_clean_repository_is_said_in_the_singular(
+    make_app: AppFactory, tmp_path: Path
+) -> None:
+    _, clean = remote_and_clone(tmp_path, "only")
+    data, markdown = await step(make_app, "git-status", repos=[str(clean)])
+    assert data["counts"] == {"clean": 1}
+    assert "## git-status\n\nThe repository is clean." in markdown
+
+
+@pytest.mark.parametrize("type_", ["git-status", "git-unpushed", "git-tend"])
+async def test_a_pattern_that_matches_nothing_is_said_so_not_reported_as_a_missing_repository(
+    make_app: AppFactory, tmp_path: Path, type_: str
+) -> None:
+    _, kept = remote_and_clone(tmp_path, "kept")
+    pattern = str(tmp_path / "nothing-*")
+    data, markdown = await step(make_app, type_, repos=[str(kept), pattern])
+    assert [r["name"] for r in data["repos"]] == ["kept"], "no repository named '*'"
+    assert data["unmatched"] == [pattern]
+    assert f"No directory matches `{pattern}`." in markdown
+    assert "missing" not in markdown
+
+
 async def test_git_unpushed_lists_commits_not_on_the_upstream_or_on_any_remote(
     make_app: AppFactory, tmp_path: Path
 ) -> None:

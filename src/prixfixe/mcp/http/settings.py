@@ -86,7 +86,7 @@ def resolve_settings(
         raise ConfigError(
             f"refusing to serve on {bind or '0.0.0.0'}: binding anything but loopback needs a "
             'bearer token. Set [http] token = {env = "NAME"} (or {file = "PATH"}) in the '
-            "config file, or pass --token-env NAME / --token-file PATH; see docs/http.md"
+            "config file, or pass --token-env NAME / --token-file PATH (prixfixe serve --help)"
         )
     return HttpSettings(
         host=bind,

@@ -12,14 +12,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from prixfixe.declarations.hookspecs import hookimpl
 from prixfixe.declarations.steps import StepContext, StepOutput, StepType
+from prixfixe.words import plural
 
 Weekday = Literal["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
 WEEKDAYS: tuple[Weekday, ...] = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 Recurrence = Literal["daily", "weekdays", "weekly", "monthly", "yearly"]
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 # -- reminders ------------------------------------------------------------------------------
@@ -113,15 +110,15 @@ async def reminders(ctx: StepContext, params: RemindersParams) -> StepOutput:
     lines: list[str] = []
     for item in data.overdue:
         lines.append(
-            f"- **overdue {_plural(-item.days, 'day')}**: {item.text} (due {item.due}, #{item.id})"
+            f"- **overdue {plural(-item.days, 'day')}**: {item.text} (due {item.due}, #{item.id})"
         )
     for item in data.due:
-        when = "today" if item.days == 0 else f"in {_plural(item.days, 'day')}, {item.due}"
+        when = "today" if item.days == 0 else f"in {plural(item.days, 'day')}, {item.due}"
         again = f", {item.recurrence}" if item.recurrence else ""
         lines.append(f"- {item.text} ({when}{again}, #{item.id})")
     if not lines:
         lines.append(
-            f"Nothing due in the next {_plural(params.days, 'day')}. Add a reminder: "
+            f"Nothing due in the next {plural(params.days, 'day')}. Add a reminder: "
             "`prixfixe store put reminder --field text=... --field due=YYYY-MM-DD`."
         )
     return StepOutput(markdown="\n".join(lines), data=data)
@@ -194,11 +191,11 @@ async def deadline_calc(ctx: StepContext, params: DeadlineParams) -> StepOutput:
     lines = []
     for i in items:
         if i.overdue:
-            lines.append(f"- **{i.label}: overdue by {_plural(-i.days_left, 'day')}** ({i.date})")
+            lines.append(f"- **{i.label}: overdue by {plural(-i.days_left, 'day')}** ({i.date})")
         elif i.days_left == 0:
             lines.append(f"- **{i.label}: due today** ({i.date})")
         else:
-            lines.append(f"- {i.label}: {_plural(i.days_left, 'day')} left ({i.date})")
+            lines.append(f"- {i.label}: {plural(i.days_left, 'day')} left ({i.date})")
     if not lines:
         lines.append(
             "No deadlines. Add one: "
@@ -306,15 +303,15 @@ async def countdown_calc(ctx: StepContext, params: CountdownParams) -> StepOutpu
     for i in items:
         if i.status == "not-started":
             lines.append(
-                f"- {i.label}: starts {i.start} ({_plural((i.start - today).days, 'day')}), "
-                f"{_plural(i.work_days_total, 'work day')}"
+                f"- {i.label}: starts {i.start} ({plural((i.start - today).days, 'day')}), "
+                f"{plural(i.work_days_total, 'work day')}"
             )
         elif i.status == "ended":
             lines.append(f"- {i.label}: ended {i.end}")
         else:
             lines.append(
                 f"- **{i.label}: work day {i.work_day} of {i.work_days_total}** "
-                f"({i.work_days_left} left; ends {i.end}, in {_plural(i.days_left, 'day')})"
+                f"({i.work_days_left} left; ends {i.end}, in {plural(i.days_left, 'day')})"
             )
     if not lines:
         lines.append(

@@ -25,7 +25,7 @@ from __future__ import annotations
 import glob as globbing
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Any, Literal, NamedTuple, TypeVar
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
@@ -35,6 +35,7 @@ from prixfixe.declarations.steps import PathNeeds, StepContext, StepOutput, Step
 from prixfixe.errors import StepFailure
 from prixfixe.leash import Completed
 from prixfixe.leash.exec import CommandLine, Slot, read_path, value, write_path
+from prixfixe.words import plural
 
 MAX_CONCURRENT_REPOS = 8
 #: No prompts (a fetch must fail, not wait for a password), no optional index locks (status
@@ -115,25 +116,47 @@ class ReposParams(BaseModel):
     )
 
 
-def expand_repos(
-    ctx: StepContext, patterns: Sequence[str], *, write: bool = False
-) -> list[tuple[str, Path]]:
+class Expanded(NamedTuple):
+    """The repositories `repos` names, and the patterns that matched no directory."""
+
+    named: list[tuple[str, Path]]
+    unmatched: list[str]
+
+
+def expand_repos(ctx: StepContext, patterns: Sequence[str], *, write: bool = False) -> Expanded:
     """(as given, path) for every repository named: patterns expand to their directories, in
-    order; a pattern that matches nothing is kept, and reported missing. Every path is
-    checked against the file grant (for writing when `write`) before it is globbed or looked
-    at; one outside it raises the file gate's refusal."""
+    order; a pattern that matches nothing is listed apart (it names no repository, so it is
+    not one that is missing; a plain path that does not exist is). Every path is checked
+    against the file grant (for writing when `write`) before it is globbed or looked at; one
+    outside it raises the file gate's refusal."""
     out: list[tuple[str, Path]] = []
+    unmatched: list[str] = []
     for pattern in patterns:
         path = ctx.path(pattern)
         if globbing.has_magic(str(path)):
             ctx.fs.check(_fixed_prefix(path), write=write, step=ctx.step)
             found = sorted(Path(p) for p in globbing.glob(str(path)))
             matches = [m for m in found if _checked(ctx, m, write).is_dir()]
-            out += [(str(m), m) for m in matches] or [(pattern, path)]
+            out += [(str(m), m) for m in matches]
+            if not matches:
+                unmatched.append(pattern)
         else:
             ctx.fs.check(path, write=write, step=ctx.step)
             out.append((pattern, path))
-    return list(dict.fromkeys(out))
+    return Expanded(list(dict.fromkeys(out)), unmatched)
+
+
+#: Beside each git step's repositories: the patterns that named none.
+UNMATCHED: Any = Field(
+    default_factory=list, description="Patterns in repos that matched no directory."
+)
+
+
+def _unmatched_line(unmatched: Sequence[str]) -> list[str]:
+    if not unmatched:
+        return []
+    shown = ", ".join(f"`{p}`" for p in unmatched)
+    return [f"No directory matches {shown}."]
 
 
 def _fixed_prefix(pattern: Path) -> Path:
@@ -290,6 +313,7 @@ class RepoStatus(BaseModel):
 class StatusData(BaseModel):
     repos: list[RepoStatus]
     counts: dict[RepoState, int] = Field(description="How many repositories are in each status.")
+    unmatched: list[str] = UNMATCHED
 
 
 async def git_status(ctx: StepContext, params: StatusParams) -> StepOutput:
@@ -329,23 +353,27 @@ async def git_status(ctx: StepContext, params: StatusParams) -> StepOutput:
             error=error,
         )
 
-    named = expand_repos(ctx, params.repos, write=params.fetch)
+    named, unmatched = expand_repos(ctx, params.repos, write=params.fetch)
     repos = [r for r in await each(named, one) if isinstance(r, RepoStatus)]
     counts: dict[RepoState, int] = {}
     for r in repos:
         counts[r.status] = counts.get(r.status, 0) + 1
-    return StepOutput(
-        markdown=_status_markdown(repos, counts), data=StatusData(repos=repos, counts=counts)
-    )
+    markdown = "\n".join([_status_markdown(repos, counts), *_unmatched_line(unmatched)])
+    data = StatusData(repos=repos, counts=counts, unmatched=unmatched)
+    return StepOutput(markdown=markdown, data=data)
 
 
 def _status_markdown(repos: list[RepoStatus], counts: dict[RepoState, int]) -> str:
     summary = ", ".join(f"{n} {s}" for s, n in counts.items())
+    if not repos:
+        return "No repository to look at."
     if counts.get("clean") == len(repos):
         return (
-            f"All {len(repos)} {'repository is' if len(repos) == 1 else 'repositories are'} clean."
+            "The repository is clean."
+            if len(repos) == 1
+            else f"All {len(repos)} repositories are clean."
         )
-    lines = [f"{len(repos)} repositories: {summary}.", ""]
+    lines = [f"{plural(len(repos), 'repository', 'repositories')}: {summary}.", ""]
     lines += [
         "| repository | status | branch | ahead | behind | changes |",
         "|---|---|---|---|---|---|",
@@ -400,6 +428,7 @@ class RepoUnpushed(BaseModel):
 class UnpushedData(BaseModel):
     repos: list[RepoUnpushed]
     total: int
+    unmatched: list[str] = UNMATCHED
 
 
 async def git_unpushed(ctx: StepContext, params: UnpushedParams) -> StepOutput:
@@ -451,7 +480,7 @@ async def git_unpushed(ctx: StepContext, params: UnpushedParams) -> StepOutput:
             error=None,
         )
 
-    named = expand_repos(ctx, params.repos)
+    named, unmatched = expand_repos(ctx, params.repos)
     repos = [r for r in await each(named, one) if isinstance(r, RepoUnpushed)]
     total = sum(r.count for r in repos)
     lines = []
@@ -464,12 +493,11 @@ async def git_unpushed(ctx: StepContext, params: UnpushedParams) -> StepOutput:
             lines += [f"  - `{c.sha}` {c.subject}" for c in r.commits]
             if r.count > len(r.commits):
                 lines.append(f"  - ... and {r.count - len(r.commits)} more")
-    if not lines:
-        lines.append(
-            f"Nothing unpushed in {len(repos)} "
-            f"{'repository' if len(repos) == 1 else 'repositories'}."
-        )
-    return StepOutput(markdown="\n".join(lines), data=UnpushedData(repos=repos, total=total))
+    if not lines and repos:
+        lines.append(f"Nothing unpushed in {plural(len(repos), 'repository', 'repositories')}.")
+    lines += _unmatched_line(unmatched)
+    data = UnpushedData(repos=repos, total=total, unmatched=unmatched)
+    return StepOutput(markdown="\n".join(lines) or "No repository to look at.", data=data)
 
 
 # -- git-tend -------------------------------------------------------------------------------
@@ -510,6 +538,7 @@ class TendData(BaseModel):
     repos: list[RepoTended]
     fast_forwarded: int
     needs_attention: int = Field(description="Diverged, dirty, detached or failed ones.")
+    unmatched: list[str] = UNMATCHED
 
 
 async def git_tend(ctx: StepContext, params: TendParams) -> StepOutput:
@@ -594,23 +623,26 @@ async def git_tend(ctx: StepContext, params: TendParams) -> StepOutput:
             message=f"fast-forwarded {now.behind} commit(s)",
         )
 
-    named = expand_repos(ctx, params.repos, write=True)
+    named, unmatched = expand_repos(ctx, params.repos, write=True)
     repos = [r for r in await each(named, one) if isinstance(r, RepoTended)]
     quiet = {"up-to-date", "ahead", "no-upstream", "fast-forwarded"}
     data = TendData(
         repos=repos,
         fast_forwarded=sum(r.action == "fast-forwarded" for r in repos),
         needs_attention=sum(r.action not in quiet for r in repos),
+        unmatched=unmatched,
     )
     lines = [
-        f"{len(repos)} repositories fetched: {data.fast_forwarded} fast-forwarded, "
-        f"{data.needs_attention} need attention."
+        f"{plural(len(repos), 'repository', 'repositories')} fetched: "
+        f"{data.fast_forwarded} fast-forwarded, {data.needs_attention} "
+        f"{'needs' if data.needs_attention == 1 else 'need'} attention."
     ]
     for r in repos:
         if r.action in ("up-to-date", "no-upstream"):
             continue
         detail = f": {r.message}" if r.message else ""
         lines.append(f"- {r.name}: **{r.action}**{detail}")
+    lines += _unmatched_line(unmatched)
     return StepOutput(markdown="\n".join(lines), data=data)
 
 
@@ -639,7 +671,7 @@ def register_step_types(register: Callable[[StepType], None]) -> None:
             "missing or not-a-repo, with counts of changes and commits ahead and behind.",
             params_model=StatusParams,
             data_model=StatusData,
-            version="1.0",
+            version="1.1",
             handler=git_status,
             commands=STATUS_COMMANDS,
             commands_from_params=_status_commands,
@@ -654,7 +686,7 @@ def register_step_types(register: Callable[[StepType], None]) -> None:
             "each repository.",
             params_model=UnpushedParams,
             data_model=UnpushedData,
-            version="1.0",
+            version="1.1",
             handler=git_unpushed,
             commands=UNPUSHED_COMMANDS,
             paths_from_params=_read_paths,
@@ -667,7 +699,7 @@ def register_step_types(register: Callable[[StepType], None]) -> None:
             "behind; never merges, rebases or touches diverged, dirty or detached ones.",
             params_model=TendParams,
             data_model=TendData,
-            version="1.0",
+            version="1.1",
             handler=git_tend,
             commands=TEND_COMMANDS,
             paths_from_params=_write_paths,

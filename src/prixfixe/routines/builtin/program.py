@@ -12,6 +12,7 @@ the configuration names it; `[leash] exec` can narrow that.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -95,7 +96,23 @@ class ScriptData(BaseModel):
     truncated: bool
 
 
-async def script(ctx: StepContext, params: CommandParams) -> StepOutput:
+class ScriptParams(CommandParams):
+    markdown: bool = Field(
+        default=False,
+        description="Config only: the output is markdown, shown as it is (default: shown "
+        "verbatim in a code block, as a terminal would).",
+    )
+
+
+def code_block(text: str) -> str:
+    """`text` fenced so nothing in it is read as markdown: the fence is longer than any run of
+    backticks inside."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}\n{text}\n{fence}"
+
+
+async def script(ctx: StepContext, params: ScriptParams) -> StepOutput:
     done, argv = await _run(ctx, params)
     text = done.stdout.strip()
     truncated = done.truncated or len(text) > MAX_TEXT
@@ -103,7 +120,9 @@ async def script(ctx: StepContext, params: CommandParams) -> StepOutput:
     data = ScriptData(
         command=list(argv), exit_code=done.returncode, output=text, truncated=truncated
     )
-    return StepOutput(markdown=text, data=data)
+    if not text:
+        return StepOutput(markdown="(no output)", data=data)
+    return StepOutput(markdown=text if params.markdown else code_block(text), data=data)
 
 
 # -- harness --------------------------------------------------------------------------------
@@ -151,14 +170,14 @@ def register_step_types(register: Callable[[StepType], None]) -> None:
     register(
         StepType(
             name="script",
-            description="Run a program; its trimmed stdout becomes the report section. A "
-            "non-zero exit fails the step.",
-            params_model=CommandParams,
+            description="Run a program; its trimmed stdout becomes the report section (in a "
+            "code block unless markdown = true). A non-zero exit fails the step.",
+            params_model=ScriptParams,
             data_model=ScriptData,
             version="1.0",
             handler=script,
             commands_from_params=command_lines,
-            config_only=("command", "cwd"),
+            config_only=("command", "cwd", "markdown"),
         )
     )
     register(
