@@ -2,7 +2,7 @@
 
 Scripted tasks an agent really does (reminders, deadlines and countdowns in the store, the
 morning routine, reports, step types, and finding and calling unlisted catalogue tools) run as
-an agent would through a real in-memory `mcp.Client`, at 18 (zero config), 100 and 1,000
+an agent would through a real in-memory `mcp.Client`, at 19 (zero config), 100 and 1,000
 registered tools. Each task is a fresh session: the client reads the server's instructions and
 `tools/list`, then makes the task's calls. The model reads
 
@@ -27,7 +27,7 @@ descriptions, input schemas), then the seeded synthetic catalogue of `bench_tool
 Their handlers return a small fixed result: a stand-in for the remote services they front.
 
 Run from the repository root as `python benchmarks/bench_agent_tokens.py` or
-`python -m benchmarks.bench_agent_tokens` (`--quick` for 18 and 100 tools only).
+`python -m benchmarks.bench_agent_tokens` (`--quick` for 19 and 100 tools only).
 """
 
 from __future__ import annotations
@@ -66,8 +66,8 @@ from prixfixe.mcp.server import build_server
 from prixfixe.tokens import count_tokens
 
 NAME = "agent-tokens"
-DEFAULT_SIZES = (18, 100, 1000)
-QUICK_SIZES = (18, 100)
+DEFAULT_SIZES = (19, 100, 1000)
+QUICK_SIZES = (19, 100)
 LIVEMCP_TOOLS = SHARED_DATA / "toolsearch" / "livemcpbench" / "tools.json"
 TRIO = ("tool_search", "tool_describe", "tool_invoke")
 
@@ -1243,7 +1243,7 @@ def ratio(a: int, b: int) -> float:
     return a / b if b else float("nan")
 
 
-TARGETS = {18: 1.0, 100: 0.2, 1000: 0.05}
+TARGETS = {19: 1.0, 100: 0.2, 1000: 0.05}
 
 
 def render(rows: Sequence[dict[str, Any]]) -> tuple[str, str, list[str]]:
@@ -1308,7 +1308,7 @@ def render(rows: Sequence[dict[str, Any]]) -> tuple[str, str, list[str]]:
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--sizes", type=int, nargs="+", default=list(DEFAULT_SIZES))
-    parser.add_argument("--quick", action="store_true", help="only 18 and 100 tools")
+    parser.add_argument("--quick", action="store_true", help="only 19 and 100 tools")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--task", action="append", help="run only this task (repeatable)")
     parser.add_argument("--no-write", action="store_true", help="print only; write no files")
