@@ -35,6 +35,8 @@ def test_doctor_reports_versions_config_paths_facets_plugins_and_token_cost(tmp_
     assert f"Store: {tmp_path / 'prixfixe-home' / 'store.sqlite3'} (not created yet" in out
     assert "kinds: reminder, deadline, countdown" in out
     assert "tokens (cl100k_base)" in out
+    assert "Today: " in out
+    assert "time zone " in out
     assert (
         "Resources: 5 resources listed (1 more served, not listed), 8 templates; "
         "capability index summary"

@@ -172,3 +172,13 @@ def test_store_put_at_the_command_line_takes_a_relative_date_and_says_what_it_be
     code, _, err = run("store", "put", "reminder", "--field", "text=x", "--field", "due=fryday")
     assert code == 1
     assert "'fryday' is not a date (did you mean 'friday'?)" in " ".join(err.split())
+
+
+def test_doctor_says_today_and_the_time_zone_and_where_it_came_from(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PRIXFIXE_TZ", "Pacific/Kiritimati")
+    code, out, _ = run("doctor")
+    assert code == 0
+    line = next(x for x in out.splitlines() if x.startswith("Today: "))
+    assert "time zone Pacific/Kiritimati (from env PRIXFIXE_TZ)" in line

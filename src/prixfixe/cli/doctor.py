@@ -116,6 +116,7 @@ def _print_report(report: dict[str, Any], over: bool) -> None:
         f"{plural(len(rt['step_types']), 'step type')}; "
         f"exec grant: {escape(grant)} ({escape(rt['exec_grant_source'])})"
     )
+    out.print(f"[bold]Today[/]: {rt['today']}, time zone {escape(rt['time_zone'])}")
     _print_leash(out, report["leash"])
     tl = report["tools_list"]
     colour = "red" if over else "green"

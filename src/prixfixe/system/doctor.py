@@ -220,6 +220,9 @@ def doctor_report(
             "step_types": list(app.registry.step_types),
             "exec_grant": sorted(grant.programs),
             "exec_grant_source": grant.source,
+            # The zone relative dates (`friday`) and "today" are counted in, and where it came from.
+            "time_zone": app.routines.clock.describe(),
+            "today": app.routines.clock.today().isoformat(),
         },
         "leash": app.routines.leash.summary(),
         "tools_list": {
