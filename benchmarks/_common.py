@@ -64,3 +64,16 @@ def markdown_table(headers: list[str], rows: list[list[Any]]) -> str:
     out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return "\n".join(out)
+
+
+def prixfixe_command(bench: str) -> str:
+    """The `prixfixe` console script next to this interpreter (the venv's), else on PATH."""
+    import shutil
+
+    beside = Path(sys.executable).parent / "prixfixe"
+    if beside.exists():
+        return str(beside)
+    found = shutil.which("prixfixe")
+    if found is None:
+        raise SystemExit(f"{bench}: no `prixfixe` command; install the package first")
+    return found

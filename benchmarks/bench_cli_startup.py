@@ -27,7 +27,6 @@ import argparse
 import json
 import os
 import re
-import shutil
 import statistics
 import subprocess
 import sys
@@ -43,6 +42,7 @@ if __package__ in (None, ""):
     _root = Path(__file__).resolve().parent.parent
     sys.path[:0] = [str(_root), str(_root / "src")]
 
+from benchmarks import _common
 from benchmarks._common import markdown_table, write_json, write_section
 
 NAME = "cli-startup"
@@ -61,14 +61,7 @@ class Target:
 
 
 def prixfixe_command() -> str:
-    """The `prixfixe` console script next to this interpreter (the venv's), else on PATH."""
-    beside = Path(sys.executable).parent / "prixfixe"
-    if beside.exists():
-        return str(beside)
-    found = shutil.which("prixfixe")
-    if found is None:
-        raise SystemExit("bench_cli_startup: no `prixfixe` command; install the package first")
-    return found
+    return _common.prixfixe_command("bench_cli_startup")
 
 
 def targets(prixfixe: str) -> list[Target]:

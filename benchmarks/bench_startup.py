@@ -28,7 +28,6 @@ import argparse
 import json
 import os
 import re
-import shutil
 import statistics
 import subprocess
 import sys
@@ -46,6 +45,7 @@ if __package__ in (None, ""):
     _root = Path(__file__).resolve().parent.parent
     sys.path[:0] = [str(_root), str(_root / "src")]
 
+from benchmarks import _common
 from benchmarks._common import ROOT, markdown_table, write_json, write_section
 
 NAME = "startup"
@@ -80,14 +80,7 @@ class Target:
 
 
 def prixfixe_command() -> str:
-    """The `prixfixe` console script next to this interpreter (the venv's), else on PATH."""
-    beside = Path(sys.executable).parent / "prixfixe"
-    if beside.exists():
-        return str(beside)
-    found = shutil.which("prixfixe")
-    if found is None:
-        raise SystemExit("bench_startup: no `prixfixe` command; install the package first")
-    return found
+    return _common.prixfixe_command("bench_startup")
 
 
 def targets() -> list[Target]:
