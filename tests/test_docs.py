@@ -22,6 +22,7 @@ from prixfixe.app import App
 from prixfixe.cli import cli
 from prixfixe.config import ConfigModel, validate_config
 from prixfixe.mcp.server import build_server
+from prixfixe.secrets import CredentialRef, SecretRef
 from tests.search_text import searched
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -68,7 +69,12 @@ def _config_keys(model: type[BaseModel], prefix: str = "") -> set[str]:
             keys |= _config_keys(annotation, f"{path}.")
         elif origin is dict and isinstance(args[1], type) and issubclass(args[1], BaseModel):
             keys |= _config_keys(args[1], f"{path}.NAME.")
-        elif origin is list and isinstance(args[0], type) and issubclass(args[0], BaseModel):
+        elif (
+            origin is list
+            and isinstance(args[0], type)
+            and issubclass(args[0], BaseModel)
+            and args[0] not in (SecretRef, CredentialRef)  # a list of references is a value
+        ):
             keys |= _config_keys(args[0], f"{path}.")
         elif origin is dict:
             keys.add(f"{path}.NAME")  # a table of named values (`[commands]`)

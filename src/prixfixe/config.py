@@ -204,6 +204,12 @@ class HttpConfig(BaseModel):
     max_connections: int = Field(
         default=512, ge=1, le=100_000, description="Most open connections (and the file limit)."
     )
+    state_keys: list[SecretRef] = Field(
+        default_factory=list,
+        description="Keys (references, each at least 32 bytes) that seal a 2026-07-28 round "
+        "trip's requestState; the first seals, all unseal. The same on every instance, so any "
+        "one resumes a round trip another began. None: a key of this process only.",
+    )
 
 
 class ReportsConfig(BaseModel):

@@ -20,7 +20,7 @@ from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, T
 
 from prixfixe import __version__
 from prixfixe.app import App
-from prixfixe.errors import PrixfixeError, to_mcp_error
+from prixfixe.errors import ConfigError, PrixfixeError, to_mcp_error
 from prixfixe.leash.redact import redact, redact_data
 from prixfixe.tools.results import error_result
 
@@ -61,6 +61,10 @@ class PrixfixeServer(Server[Any]):
         return super().create_initialization_options(
             notification_options or NOTIFICATIONS, experimental_capabilities, extensions
         )
+
+
+#: What the SDK's AES-GCM codec asks of a key.
+MIN_STATE_KEY_BYTES = 32
 
 
 def build_server(app: App) -> Server[Any]:
@@ -201,8 +205,33 @@ def build_server(app: App) -> Server[Any]:
     # hears (2026-07-28 asks per request, and the SDK honours that itself).
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_log_level)
     # A tool that asks the client for input on 2026-07-28 gets its `state` back on the next
-    # round; the boundary seals it (AES-GCM, a key per process) so a client cannot forge it.
+    # round; the boundary seals it (AES-GCM) so a client cannot forge it.
     server.middleware.append(
-        RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=SERVER_NAME)
+        RequestStateBoundary(request_state_security(app), default_audience=SERVER_NAME)
     )
     return server
+
+
+def request_state_security(app: App) -> RequestStateSecurity:
+    """The keys that seal `requestState`: `[http] state_keys` when configured (shared by every
+    instance behind one address, so a round trip begun on one completes on another), else a
+    key made now for this process alone. A key that is missing or too short stops the start,
+    naming which."""
+    refs = app.config.model.http.state_keys
+    if not refs:
+        return RequestStateSecurity.ephemeral()
+    keys: list[str] = []
+    for index, ref in enumerate(refs):
+        key = f"http.state_keys[{index}]"
+        value = ref.resolve(app.env, key=key).reveal()
+        if len(value.encode()) < MIN_STATE_KEY_BYTES:
+            raise ConfigError(
+                f"{key} ({ref.describe()}) is {len(value.encode())} bytes; a state key must be "
+                f"at least {MIN_STATE_KEY_BYTES} bytes of secret randomness "
+                '(python -c "import secrets; print(secrets.token_hex(32))")'
+            )
+        keys.append(value)
+    try:
+        return RequestStateSecurity(keys=keys)
+    except ValueError as exc:  # e.g. the same key twice
+        raise ConfigError(f"http.state_keys: {exc}") from None
