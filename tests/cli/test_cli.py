@@ -98,6 +98,8 @@ def test_tools_search_json_is_the_structured_result() -> None:
 def test_tools_describe_shows_schemas_and_unknown_names_fail_clearly() -> None:
     code, out, _ = run("tools", "describe", "tool_search")
     assert code == 0
+    assert "- query (string, required, 1..1000 chars): What you want to do, in a few words." in out
+    assert 'Call: tool_search({"query": "<string>"})' in out
     assert "Input schema" in out
     assert '"query"' in out
     code, out, err = run("tools", "describe", "tool_serch")

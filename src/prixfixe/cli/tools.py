@@ -54,9 +54,11 @@ def tools_describe(name: str, as_json: bool) -> None:
     """Show tool NAME in full: description, schemas, facet, usage."""
     from rich.syntax import Syntax
 
+    from prixfixe.curation.curator import entry_lines
     from prixfixe.tools.discovery import describe_data
 
-    data = describe_data(build_app(), name).model_dump(mode="json")
+    described = describe_data(build_app(), name)
+    data = described.model_dump(mode="json")
     if as_json:
         echo_json(data)
         return
@@ -69,6 +71,13 @@ def tools_describe(name: str, as_json: bool) -> None:
     out.print(escape(data["description"]))
     if data["usage"]:
         out.print(f"[bold]Usage[/]: {escape(data['usage'])}")
+    # The arguments as a model reads them (curated), and the call to copy; the exact schemas
+    # follow for whoever writes code against them (and --json has everything).
+    arguments = entry_lines(described.parameters, "schema")
+    out.print("[bold]Arguments[/]" + ("" if arguments else ": none"))
+    for line in arguments:
+        out.print(escape(line))
+    out.print(f"[bold]Call[/]: {escape(data['example_call'])}")
     out.print("[bold]Input schema[/]")
     out.print(Syntax(json.dumps(data["input_schema"], indent=2), "json"))
     if data["output_schema"] is not None:
