@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 
-from prixfixe.config import LoadedConfig, home_dir, load_config
+from prixfixe.config import LoadedConfig, home_dir, load_config, store_url
 from prixfixe.core.calls import PluginCrash, call_plugin
 from prixfixe.core.facets import Exposure, check_known_facets, resolve_exposure
 from prixfixe.core.plugins import PluginInfo, build_plugin_manager, collect
@@ -190,7 +190,14 @@ class App:
         Opening blocks on file I/O: async code reaches it from a worker thread."""
         with self._store_lock:
             if self._store is None:
-                store = open_store(self.home, self.registry.kinds, self.registry.migrations)
+                url, password = store_url(self.config.model, self.env)
+                store = open_store(
+                    self.home,
+                    self.registry.kinds,
+                    self.registry.migrations,
+                    url=url,
+                    password=password,
+                )
                 for observer in self._store_observers:
                     store.observe(observer)
                 self._store = store

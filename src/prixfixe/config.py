@@ -26,11 +26,12 @@ from pydantic import (
 
 from prixfixe.dates import zone_named
 from prixfixe.errors import ConfigError
-from prixfixe.secrets import CredentialRef, SecretRef
+from prixfixe.secrets import CredentialRef, Secret, SecretRef
 
 CONFIG_ENV = "PRIXFIXE_CONFIG"
 CONFIG_FILENAME = "prixfixe.toml"
 HOME_ENV = "PRIXFIXE_HOME"
+STORE_URL_ENV = "PRIXFIXE_STORE_URL"
 
 
 class McpConfig(BaseModel):
@@ -210,6 +211,39 @@ class HttpConfig(BaseModel):
         "trip's requestState; the first seals, all unseal. The same on every instance, so any "
         "one resumes a round trip another began. None: a key of this process only.",
     )
+
+
+class StoreConfig(BaseModel):
+    """`[store]`: where records are kept. Unset: the SQLite file in `$PRIXFIXE_HOME`.
+    `PRIXFIXE_STORE_URL` beats `url`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str | None = Field(
+        default=None,
+        description="postgresql://USER@HOST:PORT/DATABASE: records on PostgreSQL (the "
+        "prixfixe[postgres] extra), shared by every instance given the same URL; plugins' own "
+        "tables (reports, knowledge) stay in the local file. Unset: all in the local file.",
+    )
+    password: SecretRef | None = Field(
+        default=None, description="The database password: a reference, never in the url."
+    )
+
+    @field_validator("url")
+    @classmethod
+    def _postgres_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if not value.startswith(("postgresql://", "postgres://")):
+            raise ValueError("expected postgresql://USER@HOST:PORT/DATABASE")
+        from urllib.parse import urlsplit
+
+        if urlsplit(value).password is not None:
+            raise ValueError(
+                'the url holds a password; give it as password = {env = "NAME"} or '
+                '{file = "PATH"} (credentials are references, never values)'
+            )
+        return value
 
 
 class ReportsConfig(BaseModel):
@@ -405,6 +439,7 @@ class ConfigModel(BaseModel):
     )
     http: HttpConfig = Field(default_factory=HttpConfig)
     reports: ReportsConfig = Field(default_factory=ReportsConfig)
+    store: StoreConfig = Field(default_factory=StoreConfig)
     search: SearchConfig = Field(default_factory=SearchConfig)
     time: TimeConfig = Field(default_factory=TimeConfig)
     knowledge: KnowledgeConfig = Field(default_factory=KnowledgeConfig)
@@ -443,6 +478,15 @@ def home_dir(env: Mapping[str, str]) -> Path:
     from platformdirs import user_data_path
 
     return user_data_path("prixfixe", appauthor=False)
+
+
+def store_url(model: ConfigModel, env: Mapping[str, str]) -> tuple[str | None, Secret | None]:
+    """The PostgreSQL URL in force (`$PRIXFIXE_STORE_URL`, else `[store] url`) and its
+    password (`[store] password`, resolved); `(None, None)`: the local SQLite store."""
+    url = env.get(STORE_URL_ENV, "").strip() or model.store.url
+    if url is None or model.store.password is None:
+        return url, None
+    return url, model.store.password.resolve(env, key="store.password")
 
 
 def search_paths(env: Mapping[str, str], cwd: Path) -> list[Path]:
@@ -535,6 +579,6 @@ def _describe(err: Any) -> str:
 def _holds_credentials(loc: tuple[Any, ...]) -> bool:
     """Whether an error's location is (or holds) a credential reference: a step's `secrets`,
     `http.token`, a server's `env` or `headers`, or a whole `[servers.NAME]` table."""
-    if "secrets" in loc or loc[:2] == ("http", "token"):
+    if "secrets" in loc or loc[:2] == ("http", "token") or loc[:1] == ("store",):
         return True
     return loc[:1] == ("servers",) and (len(loc) == 2 or loc[2:3] in (("env",), ("headers",)))

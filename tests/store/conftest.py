@@ -8,8 +8,10 @@ from typing import Any
 import pytest
 
 from prixfixe.declarations.kinds import StoreKind, StoreMigration
+from prixfixe.store.api import Store
 from prixfixe.store.sqlite import SQLiteStore
 from prixfixe.store.tools import BUILTIN_KINDS
+from tests.postgres_server import PostgresServer, PostgresUnavailable, postgres_server
 
 BUILTIN_OWNER = "prixfixe.default_plugins.store"
 KINDS: dict[str, StoreKind] = {k.name: replace(k, owner=BUILTIN_OWNER) for k in BUILTIN_KINDS}
@@ -44,3 +46,65 @@ def open_store(db_path: Path) -> Iterator[StoreFactory]:
 @pytest.fixture
 def store(open_store: StoreFactory) -> SQLiteStore:
     return open_store()
+
+
+# -- both backends: every record test runs on SQLite and on a throwaway PostgreSQL ----------
+
+BACKENDS = ["sqlite", "postgres"]
+AnyStoreFactory = Callable[..., Store]
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """One PostgreSQL server for the session (per xdist worker), started here on first use.
+    Without PostgreSQL's programs the tests fail, never skip: scripts/test-postgres.sh
+    installs them."""
+    try:
+        with postgres_server() as server:
+            yield server
+    except PostgresUnavailable as exc:
+        pytest.fail(str(exc))
+
+
+@pytest.fixture
+def postgres_url(request: pytest.FixtureRequest) -> str:
+    """A fresh database on the session's server (started on first use)."""
+    server: PostgresServer = request.getfixturevalue("postgres")
+    return server.new_database()
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def open_any_store(
+    backend: str, request: pytest.FixtureRequest, db_path: Path
+) -> Iterator[AnyStoreFactory]:
+    """Open stores of the test's backend, all on one file or one database; each is closed
+    after the test."""
+    opened: list[Store] = []
+    url = request.getfixturevalue("postgres_url") if backend == "postgres" else None
+
+    def factory(
+        kinds: Mapping[str, StoreKind] = KINDS,
+        migrations: Mapping[str, Sequence[StoreMigration]] | None = None,
+    ) -> Store:
+        if url is None:
+            store: Store = SQLiteStore.open(db_path, kinds, migrations)
+        else:
+            from prixfixe.store.postgres import PostgresStore
+
+            store = PostgresStore.open(url, kinds, migrations)
+        opened.append(store)
+        return store
+
+    yield factory
+    for store in opened:
+        store.close()
+
+
+@pytest.fixture
+def any_store(open_any_store: AnyStoreFactory) -> Store:
+    return open_any_store()

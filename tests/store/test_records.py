@@ -1,5 +1,5 @@
 """Putting, updating and closing records: validation, history, the generation counter, and
-nothing partly written when a request is refused."""
+nothing partly written when a request is refused. On both backends (SQLite, PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -14,18 +14,26 @@ from prixfixe.errors import (
     UnknownKindError,
     UnknownRecordError,
 )
-from prixfixe.store.sqlite import SQLiteStore
-from tests.store.conftest import StoreFactory
+from prixfixe.store.api import Store
+from tests.store.conftest import AnyStoreFactory, StoreFactory
 
 DENTIST = {"text": "dentist", "due": "2026-12-01"}
 
 
-def _count(path: Path, sql: str = "SELECT count(*) FROM records") -> int:
-    with sqlite3.connect(path) as conn:
-        return int(conn.execute(sql).fetchone()[0])
+@pytest.fixture
+def store(any_store: Store) -> Store:
+    """This module's store: one of each backend."""
+    return any_store
 
 
-def test_a_put_returns_the_id_and_the_generation_it_committed(store: SQLiteStore) -> None:
+def _count(store: Store) -> int:
+    """Records of every kind, closed ones too."""
+    return sum(
+        len(store.query(kind, include_closed=True, limit=500).records) for kind in store.kinds()
+    )
+
+
+def test_a_put_returns_the_id_and_the_generation_it_committed(store: Store) -> None:
     first = store.put("reminder", DENTIST)
     second = store.put("deadline", {"label": "taxes", "date": "2026-04-30"})
     assert second.generation == first.generation + 1
@@ -37,8 +45,9 @@ def test_a_put_returns_the_id_and_the_generation_it_committed(store: SQLiteStore
 
 
 def test_the_store_file_is_wal_with_foreign_keys_and_a_fresh_generation(
-    store: SQLiteStore, db_path: Path
+    open_store: StoreFactory, db_path: Path
 ) -> None:
+    store = open_store()
     assert store.generation() == 0
     with sqlite3.connect(db_path) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -46,7 +55,7 @@ def test_the_store_file_is_wal_with_foreign_keys_and_a_fresh_generation(
 
 
 def test_an_update_merges_fields_keeps_the_old_body_in_history_and_advances_gen(
-    store: SQLiteStore,
+    store: Store,
 ) -> None:
     created = store.put("reminder", DENTIST)
     updated = store.put("reminder", {"due": "2026-12-03", "recurrence": "yearly"}, id=created.id)
@@ -62,14 +71,14 @@ def test_an_update_merges_fields_keeps_the_old_body_in_history_and_advances_gen(
     assert entry.prev_gen == created.generation
 
 
-def test_null_clears_an_optional_field_on_update(store: SQLiteStore) -> None:
+def test_null_clears_an_optional_field_on_update(store: Store) -> None:
     created = store.put("reminder", {**DENTIST, "recurrence": "weekly"})
     store.put("reminder", {"recurrence": None}, id=created.id)
     assert store.get("reminder", created.id).record["recurrence"] is None
 
 
 def test_closing_keeps_the_record_and_its_history_and_refuses_later_changes(
-    store: SQLiteStore,
+    store: Store,
 ) -> None:
     created = store.put("reminder", DENTIST)
     store.put("reminder", {"text": "dentist at 9"}, id=created.id)
@@ -89,7 +98,7 @@ def test_closing_keeps_the_record_and_its_history_and_refuses_later_changes(
 
 
 def test_an_unknown_kind_names_the_kind_the_known_ones_and_a_suggestion(
-    store: SQLiteStore,
+    store: Store,
 ) -> None:
     with pytest.raises(UnknownKindError) as caught:
         store.put("remider", DENTIST)
@@ -99,9 +108,7 @@ def test_an_unknown_kind_names_the_kind_the_known_ones_and_a_suggestion(
     assert "store_kinds" in message
 
 
-def test_a_record_failing_its_schema_names_every_bad_field_and_writes_nothing(
-    store: SQLiteStore, db_path: Path
-) -> None:
+def test_a_record_failing_its_schema_names_every_bad_field_and_writes_nothing(store: Store) -> None:
     with pytest.raises(InvalidRecordError) as caught:
         store.put("reminder", {"text": "", "due": "soon", "colour": "red"})
     problems = caught.value.problems
@@ -115,12 +122,10 @@ def test_a_record_failing_its_schema_names_every_bad_field_and_writes_nothing(
     with pytest.raises(InvalidRecordError, match="end 2026-01-01 is before start 2026-02-01"):
         store.put("countdown", {"label": "x", "start": "2026-02-01", "end": "2026-01-01"})
     assert store.generation() == 0
-    assert _count(db_path) == 0
+    assert _count(store) == 0
 
 
-def test_an_update_that_breaks_the_schema_leaves_the_record_as_it_was(
-    store: SQLiteStore, db_path: Path
-) -> None:
+def test_an_update_that_breaks_the_schema_leaves_the_record_as_it_was(store: Store) -> None:
     created = store.put("reminder", DENTIST)
     with pytest.raises(InvalidRecordError, match="field 'recurrence'"):
         store.put("reminder", {"recurrence": "fortnightly"}, id=created.id)
@@ -130,7 +135,7 @@ def test_an_update_that_breaks_the_schema_leaves_the_record_as_it_was(
 
 
 def test_an_unknown_id_names_kind_and_id_and_an_id_of_another_kind_is_unknown(
-    store: SQLiteStore,
+    store: Store,
 ) -> None:
     deadline = store.put("deadline", {"label": "taxes", "date": "2026-04-30"})
     with pytest.raises(UnknownRecordError, match="no reminder record with id 999"):
@@ -140,7 +145,7 @@ def test_an_unknown_id_names_kind_and_id_and_an_id_of_another_kind_is_unknown(
     assert store.generation() == deadline.generation
 
 
-def test_a_batch_is_all_or_nothing_at_one_generation(store: SQLiteStore, db_path: Path) -> None:
+def test_a_batch_is_all_or_nothing_at_one_generation(store: Store) -> None:
     good = [{"text": f"r{i}", "due": "2026-12-01"} for i in range(5)]
     with pytest.raises(InvalidRecordError) as caught:
         store.put_many("reminder", [*good, {"text": "bad", "due": "nope"}, {"due": "2026-01-01"}])
@@ -148,17 +153,19 @@ def test_a_batch_is_all_or_nothing_at_one_generation(store: SQLiteStore, db_path
         "record [5]",
         "record [6]",
     ]
-    assert _count(db_path) == 0
+    assert _count(store) == 0
     batch = store.put_many("reminder", good)
     assert len(batch.ids) == 5
     assert {store.get("reminder", i).gen for i in batch.ids} == {batch.generation}
 
 
-def test_the_generation_only_ever_increases_across_reopen(open_store: StoreFactory) -> None:
-    first = open_store()
+def test_the_generation_only_ever_increases_across_reopen(
+    open_any_store: AnyStoreFactory,
+) -> None:
+    first = open_any_store()
     gens = [first.put("reminder", DENTIST).generation for _ in range(3)]
     first.close()
-    again = open_store()
+    again = open_any_store()
     assert again.generation() == gens[-1]
     assert again.put("reminder", DENTIST).generation == gens[-1] + 1
     assert gens == sorted(set(gens))

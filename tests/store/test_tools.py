@@ -1,5 +1,6 @@
 """The store tools through a real in-memory `mcp.Client`: the three core tools, kinds
-disclosed on demand, errors a model can act on, and plugins' kinds and slices."""
+disclosed on demand, errors a model can act on, and plugins' kinds and slices. Each app runs
+on both backends (SQLite; records on PostgreSQL, plugins' tables in the local file)."""
 
 from __future__ import annotations
 
@@ -14,11 +15,26 @@ from mcp import Client
 from pydantic import BaseModel, ConfigDict, Field
 
 from prixfixe import StoreKind, StoreMigration, Tool, ToolContext, hookimpl
+from prixfixe.app import App
+from prixfixe.config import STORE_URL_ENV
 from prixfixe.mcp.server import build_server
 from tests.conftest import AppFactory
 from tests.search_text import searched
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def make_app(make_app: AppFactory, backend: str, request: pytest.FixtureRequest) -> AppFactory:
+    """Apps on each backend: records on PostgreSQL through PRIXFIXE_STORE_URL."""
+    if backend == "sqlite":
+        return make_app
+    url = request.getfixturevalue("postgres_url")
+
+    def factory(*, env: dict[str, str] | None = None, **options: Any) -> App:
+        return make_app(env={STORE_URL_ENV: url, **(env or {})}, **options)
+
+    return factory
 
 
 def _text(result: Any) -> str:

@@ -87,9 +87,11 @@ def test_the_report_locates_the_store_without_creating_it(
     report = doctor_report(make_app(), tool_budget=DEFAULT_TOOL_BUDGET)
     store = tmp_path / "home" / "store.sqlite3"
     assert report["store"] == {
+        "backend": "sqlite",
         "path": str(store),
         "exists": False,
         "kinds": ["reminder", "deadline", "countdown"],
+        "postgresql": None,
     }
     assert not store.exists()
     assert report["routines"]["names"] == ["morning"]

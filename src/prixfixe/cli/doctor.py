@@ -107,7 +107,23 @@ def _print_report(report: dict[str, Any], over: bool) -> None:
     out.print(plugins_table(report["plugins"], costs=False))
     st = report["store"]
     state = "exists" if st["exists"] else "not created yet (made on first write)"
-    out.print(f"\n[bold]Store[/]: {escape(st['path'])} ({state}); kinds: {', '.join(st['kinds'])}")
+    pg = st.get("postgresql")
+    if pg is None:
+        out.print(
+            f"\n[bold]Store[/]: {escape(st['path'])} ({state}); kinds: {', '.join(st['kinds'])}"
+        )
+    else:
+        seen = (
+            f"[green]reachable[/], PostgreSQL {escape(pg['server_version'])}, "
+            + (f"{plural(pg['records'], 'record')}" if pg["created"] else "tables not created yet")
+            if pg["reachable"]
+            else f"[red]not reachable[/]: {escape(pg['error'])}"
+        )
+        out.print(
+            f"\n[bold]Store[/]: records in {escape(pg['location'])} ({seen}); kinds: "
+            f"{', '.join(st['kinds'])}\n  plugins' own tables (reports, knowledge): "
+            f"{escape(st['path'])} ({state})"
+        )
     _print_integrity(out, report["store_integrity"])
     rt = report["routines"]
     grant = ", ".join(rt["exec_grant"]) or "nothing"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -41,6 +41,43 @@ def validate_record(kind: StoreKind, record: Any, *, where: str = "") -> dict[st
         ) from None
     data: dict[str, Any] = model.model_dump(mode="json")
     return data
+
+
+def kind_conflict(kind: StoreKind, stored: tuple[str, int] | None) -> str | None:
+    """Why a declared kind cannot use a store that already knows it as `stored` (owner,
+    schema version): another plugin's kind of that name, or records written by a newer
+    version of it; None when it may."""
+    if stored is None:
+        return None
+    owner, version = stored
+    if owner != kind.owner:
+        return f"kind {kind.name!r} belongs to plugin {owner!r} in this store, not {kind.owner!r}"
+    if version > kind.version:
+        return (
+            f"kind {kind.name!r} has records at schema version {version}, newer than "
+            f"{kind.owner!r} declares ({kind.version}); upgrade it"
+        )
+    return None
+
+
+def record_json(data: Any) -> str:
+    """A record body as stored: compact JSON, text kept as written (not \\u-escaped)."""
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+
+
+def validated_bodies(kind: StoreKind, records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Every record of a batch validated and as stored, or one error naming each bad record
+    by its position: a batch is written whole or not at all."""
+    bodies: list[str] = []
+    problems: list[str] = []
+    for i, record in enumerate(records):
+        try:
+            bodies.append(record_json(validate_record(kind, record, where=f"record [{i}]")))
+        except InvalidRecordError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise InvalidRecordError(kind.name, problems)
+    return bodies
 
 
 @lru_cache(maxsize=256)

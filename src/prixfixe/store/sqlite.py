@@ -35,7 +35,6 @@ from prixfixe.declarations.kinds import (
 )
 from prixfixe.errors import (
     ClosedRecordError,
-    InvalidRecordError,
     MigrationError,
     StoreAccessError,
     StoreBusyError,
@@ -66,8 +65,15 @@ from prixfixe.store.faults import (
     primary_code,
     read_only_message,
 )
+from prixfixe.store.observers import Observers
 from prixfixe.store.query import RECORD_COLUMNS, Condition, QuerySpec, parse_query
-from prixfixe.store.records import find_kind, validate_record
+from prixfixe.store.records import (
+    find_kind,
+    kind_conflict,
+    record_json,
+    validate_record,
+    validated_bodies,
+)
 from prixfixe.store.slices import Authorizer, SQLiteSlice, authorized
 
 log = logging.getLogger(__name__)
@@ -83,10 +89,6 @@ _COLUMNS = "id, gen, created_gen, schema_version, body, closed_gen, close_reason
 #: Faults that leave a store readable: it opens for reading and refuses writes while they last.
 _READABLE_FAULTS = (StoreReadOnlyError, StoreFullError, StoreIOError)
 _FAULT_WORDS = {StoreReadOnlyError: "read-only", StoreFullError: "full", StoreIOError: "I/O error"}
-
-
-def _json(data: Any) -> str:
-    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
 
 
 def field_expr(field: str) -> str:
@@ -132,7 +134,7 @@ class SQLiteStore:
         self._secret = b""
         self._prefixes: dict[str, str] = {}
         self._broken: dict[str, str] = {}  # owner -> why its slice and kinds are unavailable
-        self._observers: dict[object, StoreObserver] = {}
+        self._observers = Observers()
         self._core: tuple[StoreMigration, ...] = ()
         self._closed = False
         # Set while the file cannot be written (opened for reading only): why not.
@@ -457,19 +459,9 @@ class SQLiteStore:
                 row = conn.execute(
                     "SELECT owner, schema_version FROM kinds WHERE name = ?", (kind.name,)
                 ).fetchone()
-                if row is not None and row[0] != kind.owner:
-                    self._broken.setdefault(
-                        kind.owner,
-                        f"kind {kind.name!r} belongs to plugin {row[0]!r} in this store, "
-                        f"not {kind.owner!r}",
-                    )
-                    continue
-                if row is not None and row[1] > kind.version:
-                    self._broken.setdefault(
-                        kind.owner,
-                        f"kind {kind.name!r} has records at schema version {row[1]}, newer "
-                        f"than {kind.owner!r} declares ({kind.version}); upgrade it",
-                    )
+                conflict = kind_conflict(kind, (row[0], row[1]) if row is not None else None)
+                if conflict is not None:
+                    self._broken.setdefault(kind.owner, conflict)
                     continue
                 conn.execute(
                     "INSERT INTO kinds VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE"
@@ -603,7 +595,7 @@ class SQLiteStore:
     def put(self, kind: str, record: Mapping[str, Any], id: int | None = None) -> Written:
         k = self._kind(kind)
         if id is None:
-            body = _json(validate_record(k, record))
+            body = record_json(validate_record(k, record))
 
             def insert(conn: sqlite3.Connection, gen: int) -> Written:
                 return Written(self._insert(conn, k, body, gen), gen)
@@ -620,7 +612,7 @@ class SQLiteStore:
                 raise ClosedRecordError(k.name, id)
             # The given fields replace the stored ones; null clears an optional field.
             merged = {**json.loads(row[4]), **record}
-            body = _json(validate_record(k, merged))
+            body = record_json(validate_record(k, merged))
             conn.execute(
                 "INSERT INTO history (record, gen, op, body, schema_version, prev_gen)"
                 " VALUES (?, ?, 'update', ?, ?, ?)",
@@ -640,15 +632,7 @@ class SQLiteStore:
         """Insert `records` in one transaction (one generation): all of them or, if any is
         invalid, none — the error names each bad record by its position."""
         k = self._kind(kind)
-        bodies: list[str] = []
-        problems: list[str] = []
-        for i, record in enumerate(records):
-            try:
-                bodies.append(_json(validate_record(k, record, where=f"record [{i}]")))
-            except InvalidRecordError as exc:
-                problems.extend(exc.problems)
-        if problems:
-            raise InvalidRecordError(k.name, problems)
+        bodies = validated_bodies(k, records)
 
         def insert(conn: sqlite3.Connection, gen: int) -> WrittenBatch:
             if not bodies:
@@ -835,21 +819,11 @@ class SQLiteStore:
     # -- observers --------------------------------------------------------------------------
 
     def observe(self, observer: StoreObserver) -> Callable[[], None]:
-        token = object()
-        self._observers[token] = observer
-
-        def unsubscribe() -> None:
-            self._observers.pop(token, None)
-
-        return unsubscribe
+        return self._observers.add(observer)
 
     def announce(self, change: StoreChange) -> None:
         """Tell observers of a committed write (called after the commit, outside the lock)."""
-        for observer in list(self._observers.values()):
-            try:
-                observer(change)
-            except Exception:
-                log.exception("store observer failed on %s", change)
+        self._observers.announce(change)
 
     # -- slices and shutdown ----------------------------------------------------------------
 

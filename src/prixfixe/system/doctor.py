@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import platform
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -46,6 +46,9 @@ class DoctorSubject(Protocol):
 
     @property
     def home(self) -> Path: ...
+
+    @property
+    def env(self) -> Mapping[str, str]: ...
 
     @property
     def routines(self) -> Routines: ...
@@ -170,6 +173,20 @@ def servers_section(app: DoctorSubject, prixfixe_tokens: int) -> dict[str, Any]:
     }
 
 
+def _records_probe(app: DoctorSubject) -> tuple[str | None, dict[str, Any] | None]:
+    """The PostgreSQL store's URL and what a read-only connection finds, when one is set."""
+    from prixfixe.config import store_url
+
+    url, password = store_url(app.config.model, app.env)
+    if not url:
+        return None, None
+    try:
+        from prixfixe.store.postgres import probe
+    except ImportError:
+        return url, {"reachable": False, "error": "pip install 'prixfixe[postgres]'"}
+    return url, probe(url, password.reveal() if password else None)
+
+
 def doctor_report(
     app: DoctorSubject, *, tool_budget: int, token_budget: int = 1200
 ) -> dict[str, Any]:
@@ -179,6 +196,7 @@ def doctor_report(
     listing = app.list_tools_json()
     listing_tokens = token_counts(listing)
     store_path = app.home / STORE_FILENAME
+    records_url, records_probe = _records_probe(app)
     grant = app.routines.gate.grant
     return {
         "versions": {
@@ -209,9 +227,12 @@ def doctor_report(
         "plugins": plugins_section(app),
         # Where the store is, without opening it: doctor must not create or migrate it.
         "store": {
+            "backend": "postgresql" if records_url else "sqlite",
             "path": str(store_path),
             "exists": store_path.is_file(),
             "kinds": list(app.registry.kinds),
+            # With a PostgreSQL URL the records are there; the file keeps plugins' own tables.
+            "postgresql": records_probe,
         },
         # A bounded quick_check that only reads the file (see prixfixe.store.integrity).
         "store_integrity": check_integrity(store_path).as_dict(),
