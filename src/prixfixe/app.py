@@ -232,6 +232,7 @@ class App:
 
         notifier = Notifier()
         self.observe_store(lambda change: notifier.changed(*_changed_uris(change)))
+        notifier.watchers.append(_OpensStore(self))
         self.registry.subscribe(lambda change: self._registry_changed(notifier, change))
         return notifier
 
@@ -445,6 +446,26 @@ class App:
 
 #: The count key of requests that have no session (stateless HTTP).
 _STATELESS = object()
+
+
+@dataclass(frozen=True)
+class _OpensStore:
+    """A subscriber to a record's URI opens the store (in a worker thread) before the
+    subscription is answered: a store shared with other instances (PostgreSQL) listens for
+    their writes only once opened, and a subscriber must hear every write after it subscribed."""
+
+    app: App
+
+    async def watch(self, uri: str) -> None:
+        import anyio.to_thread
+
+        from prixfixe.store.uris import RECORD_TEMPLATE
+
+        if uri.startswith(RECORD_TEMPLATE.split("{", 1)[0]) and self.app._store is None:
+            await anyio.to_thread.run_sync(lambda: self.app.store)
+
+    def unwatch(self, uri: str) -> None:
+        pass
 
 
 def _changed_uris(change: StoreChange) -> list[str]:

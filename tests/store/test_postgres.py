@@ -343,7 +343,7 @@ def test_doctor_shows_the_postgresql_store_it_reaches_without_changing_it(
         .stdout
     )
     assert "Store: records in postgresql://" in text
-    assert "tables not created yet" in text
+    assert "tables not created yet; notifications on prixfixe_changes (listen ok)" in text
 
 
 def test_doctor_says_when_the_postgresql_store_cannot_be_reached() -> None:

@@ -33,6 +33,14 @@ def _print_leash(out: Any, leash: dict[str, Any]) -> None:
         out.print(f"  {key}: {shown} ({escape(part['source'])})")
 
 
+def _channel(seen: dict[str, Any] | None) -> str:
+    """`; notifications on prixfixe_changes (listen ok)`, or why a session cannot listen."""
+    if not seen:
+        return ""
+    state = "listen ok" if seen.get("listen") else f"cannot listen: {seen.get('error', '?')}"
+    return f"; notifications on {escape(seen['channel'])} ({escape(state)})"
+
+
 def _print_integrity(out: Any, check: dict[str, Any]) -> None:
     """The store's quick integrity check: a line when healthy, findings and advice if not."""
     status = check["status"]
@@ -116,6 +124,7 @@ def _print_report(report: dict[str, Any], over: bool) -> None:
         seen = (
             f"[green]reachable[/], PostgreSQL {escape(pg['server_version'])}, "
             + (f"{plural(pg['records'], 'record')}" if pg["created"] else "tables not created yet")
+            + _channel(pg.get("notifications"))
             if pg["reachable"]
             else f"[red]not reachable[/]: {escape(pg['error'])}"
         )

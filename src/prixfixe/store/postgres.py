@@ -20,6 +20,10 @@ case-insensitive) agree with SQLite. A kind's indexed fields get a partial expre
 
 Plugins' own SQL tables (owned slices) are SQLite statements: on PostgreSQL they stay in the
 local SQLite file beside the configuration (`local`), or, without one, are refused by name.
+
+Several instances on one database hear of each other's writes: each write also sends its change
+with `pg_notify` in its own transaction, and a store that is observed listens for the others'
+(`prixfixe.store.pg_changes`).
 """
 
 from __future__ import annotations
@@ -27,11 +31,14 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import secrets
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, NoReturn, TypeVar
 
 import psycopg
+from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import ConnectionPool, PoolTimeout
 
@@ -66,6 +73,7 @@ from prixfixe.store.api import (
 from prixfixe.store.cursor import decode_cursor, encode_cursor
 from prixfixe.store.faults import MAX_SQLITE_INT
 from prixfixe.store.observers import Observers
+from prixfixe.store.pg_changes import CHANNEL, ChangeListener, payloads
 from prixfixe.store.query import RECORD_COLUMNS, Condition, QuerySpec, parse_query
 from prixfixe.store.records import (
     find_kind,
@@ -154,6 +162,7 @@ def probe(url: str, password: str | None = None, timeout: float = 5.0) -> dict[s
             records = None
             if created:
                 (records,) = conn.execute("SELECT count(*) FROM records").fetchone() or (0,)
+            channel = _probe_channel(conn)
     except psycopg.Error as exc:
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return {**where, "reachable": False, "error": detail}
@@ -163,7 +172,22 @@ def probe(url: str, password: str | None = None, timeout: float = 5.0) -> dict[s
         "server_version": version,
         "created": bool(created),
         "records": records,
+        "notifications": channel,
     }
+
+
+def _probe_channel(conn: psycopg.Connection[Any]) -> dict[str, Any]:
+    """The change notifications' channel, and whether this server lets a session listen on
+    it (LISTEN, then UNLISTEN at once: nothing stays behind)."""
+    listen = sql.Identifier(CHANNEL)
+    try:
+        with conn.transaction():
+            conn.execute(sql.SQL("LISTEN {}").format(listen))
+            conn.execute(sql.SQL("UNLISTEN {}").format(listen))
+    except psycopg.Error as exc:
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return {"channel": CHANNEL, "listen": False, "error": detail}
+    return {"channel": CHANNEL, "listen": True}
 
 
 def _server(parts: Mapping[str, Any]) -> str:
@@ -242,6 +266,11 @@ class PostgresStore:
         self._unsupported = [o for o in migrations if local is None]
         self._broken: dict[str, str] = {}
         self._observers = Observers()
+        #: This store among the instances on one database: its own notifications it skips.
+        self.instance = secrets.token_hex(8)
+        self._listener: ChangeListener | None = None
+        self._observed = 0
+        self._listen_lock = threading.Lock()
         self._pool: ConnectionPool[psycopg.Connection[Any]] | None = None
         self._secret = b""
         self._closed = False
@@ -406,12 +435,33 @@ class PostgresStore:
             self._refused(exc)
 
     def write(self, work: Callable[[psycopg.Connection[Any], int], T]) -> T:
-        """Run `work(conn, generation)` in one transaction that advances the generation."""
-        with self._connection() as conn, conn.transaction():
-            # First statement: the counter's row lock orders this write after every other.
-            row = conn.execute("UPDATE generation SET value = value + 1 RETURNING value").fetchone()
-            assert row is not None
-            return work(conn, int(row[0]))
+        """Run `work(conn, generation)` in one transaction that advances the generation;
+        `work` tells other instances what it changed with `send_change`."""
+        listener = self._listener
+        generation: int | None = None
+        try:
+            with self._connection() as conn, conn.transaction():
+                # First statement: the counter's row lock orders this write after every other.
+                row = conn.execute(
+                    "UPDATE generation SET value = value + 1 RETURNING value"
+                ).fetchone()
+                assert row is not None
+                generation = int(row[0])
+                if listener is not None:
+                    listener.writing(generation)
+                return work(conn, generation)
+        except BaseException:
+            if listener is not None and generation is not None:
+                listener.abandoned(generation)
+            raise
+
+    def send_change(self, conn: psycopg.Connection[Any], change: StoreChange) -> None:
+        """Inside a `write`: notify the other instances of `change`, delivered if and when
+        the transaction commits."""
+        with conn.cursor() as cur:
+            cur.executemany(
+                "SELECT pg_notify(%s, %s)", [(CHANNEL, p) for p in payloads(self.instance, change)]
+            )
 
     def read(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
         """Run `work(conn)` in one read-only snapshot (repeatable read)."""
@@ -450,6 +500,7 @@ class PostgresStore:
                     (k.name, k.version, body, gen, gen),
                 ).fetchone()
                 assert row is not None
+                self.send_change(conn, StoreChange(gen, "put", k.name, (int(row[0]),)))
                 return Written(int(row[0]), gen)
 
             created = self.write(insert)
@@ -474,6 +525,7 @@ class PostgresStore:
                 "UPDATE records SET body = %s::jsonb, gen = %s, schema_version = %s WHERE id = %s",
                 (body, gen, k.version, id),
             )
+            self.send_change(conn, StoreChange(gen, "put", k.name, (id,)))
             return Written(id, gen)
 
         updated = self.write(update)
@@ -506,6 +558,7 @@ class PostgresStore:
                         for i, body in zip(ids, bodies, strict=True)
                     ],
                 )
+            self.send_change(conn, StoreChange(gen, "put", k.name, tuple(ids)))
             return WrittenBatch(tuple(ids), gen)
 
         batch = self.write(insert)
@@ -543,6 +596,7 @@ class PostgresStore:
                 "UPDATE records SET closed_gen = %s, close_reason = %s, gen = %s WHERE id = %s",
                 (gen, reason, gen, id),
             )
+            self.send_change(conn, StoreChange(gen, "close", k.name, (id,)))
             return Written(id, gen)
 
         closed = self.write(close)
@@ -659,15 +713,41 @@ class PostgresStore:
     # -- observers --------------------------------------------------------------------------
 
     def observe(self, observer: StoreObserver) -> Callable[[], None]:
+        """Tell `observer` of every write to the database: this store's, and (while anyone
+        observes) other instances', heard on a listening connection of its own."""
         off = self._observers.add(observer)
         local_off = self._local.observe(observer) if self._local is not None else None
+        with self._listen_lock:
+            self._observed += 1
+            if self._listener is None and not self._closed:
+                self._listener = ChangeListener(
+                    self._conninfo, self.instance, self.announce, self.location, CONNECT_TIMEOUT_S
+                )
+                self._listener.start()
+        done = False
 
         def unsubscribe() -> None:
+            nonlocal done
+            if done:
+                return
+            done = True
             off()
             if local_off is not None:
                 local_off()
+            with self._listen_lock:
+                self._observed -= 1
+                listener = self._listener if self._observed == 0 else None
+                if listener is not None:
+                    self._listener = None
+            if listener is not None:
+                listener.stop()
 
         return unsubscribe
+
+    @property
+    def listener(self) -> ChangeListener | None:
+        """The connection listening for other instances' changes, while observed."""
+        return self._listener
 
     def announce(self, change: StoreChange) -> None:
         """Tell observers of a committed write (called after the commit)."""
@@ -689,6 +769,10 @@ class PostgresStore:
     def close(self) -> None:
         """Close the pool (and the local store of owners' tables)."""
         self._closed = True
+        with self._listen_lock:
+            listener, self._listener = self._listener, None
+        if listener is not None:
+            listener.stop()
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.close()
