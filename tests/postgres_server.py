@@ -22,6 +22,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
 SERVER_USER = "postgres"
 #: The superuser the tests connect as (trust authentication on loopback only).
@@ -102,28 +103,50 @@ class PostgresServer:
             raise RuntimeError(f"initdb failed: {done.stderr or done.stdout}")
         for _attempt in range(5):  # a port found free may be taken before the server binds it
             self.port = _free_port()
-            options = (
-                f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -F"
-                " -c full_page_writes=off -c synchronous_commit=off"
-                " -c shared_buffers=16MB -c max_connections=60"
-            )
-            started = self._run(
-                str(self.bindir / "pg_ctl"),
-                "-D",
-                str(self.data),
-                "-l",
-                str(self.root / "server.log"),
-                "-o",
-                options,
-                "-w",
-                "-t",
-                "60",
-                "start",
-            )
+            started = self._pg_ctl_start()
             if started.returncode == 0:
                 return
+        self._failed(started)
+
+    def _pg_ctl_start(self) -> subprocess.CompletedProcess[str]:
+        options = (
+            f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -F"
+            " -c full_page_writes=off -c synchronous_commit=off"
+            " -c shared_buffers=16MB -c max_connections=60"
+        )
+        return self._run(
+            str(self.bindir / "pg_ctl"),
+            "-D",
+            str(self.data),
+            "-l",
+            str(self.root / "server.log"),
+            "-o",
+            options,
+            "-w",
+            "-t",
+            "60",
+            "start",
+        )
+
+    def _failed(self, started: subprocess.CompletedProcess[str]) -> NoReturn:
         log = (self.root / "server.log").read_text(errors="replace")[-2000:]
         raise RuntimeError(f"PostgreSQL did not start: {started.stderr}\n{log}")
+
+    @contextlib.contextmanager
+    def down(self) -> Iterator[None]:
+        """The server stopped (fast: its sessions are ended, its data kept) for the block,
+        then started again on the same port: a restart, as clients see it."""
+        stopped = self._run(
+            str(self.bindir / "pg_ctl"), "-D", str(self.data), "-w", "-m", "fast", "stop"
+        )
+        if stopped.returncode != 0:
+            raise RuntimeError(f"PostgreSQL did not stop: {stopped.stderr or stopped.stdout}")
+        try:
+            yield
+        finally:
+            started = self._pg_ctl_start()
+            if started.returncode != 0:
+                self._failed(started)
 
     def stop(self) -> None:
         with contextlib.suppress(subprocess.SubprocessError, OSError):

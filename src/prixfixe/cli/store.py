@@ -1,13 +1,23 @@
-"""`prixfixe store kinds|put|query|close`: records in the store, as the store tools see them."""
+"""`prixfixe store kinds|put|query|close`: records in the store, as the store tools see them;
+`prixfixe store migrate|copy`: the store itself, for whoever runs it."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import click
 
-from prixfixe.cli._common import build_app, call_tool, console, echo_json, escape, friendly
+from prixfixe.cli._common import (
+    build_app,
+    call_tool,
+    console,
+    echo_json,
+    escape,
+    fail,
+    friendly,
+)
 from prixfixe.errors import PrixfixeError
 from prixfixe.words import plural
 
@@ -242,3 +252,132 @@ def store_close(kind: str, record_id: int, reason: str | None) -> None:
         click.echo(call_tool(app, "store_close", arguments).content[0].text)
     finally:
         app.close_store()
+
+
+@store.command("migrate")
+@click.option("--json", "as_json", is_flag=True, help="Print the migrations that ran as JSON.")
+@friendly
+def store_migrate(as_json: bool) -> None:
+    """Open the configured store (the SQLite file, or PostgreSQL by [store] url), apply its
+    pending migrations, the core's and plugins', and say which ran."""
+    app = build_app()
+    try:
+        opened = app.store
+        location, applied, unavailable = opened.location, opened.applied, opened.unavailable
+    finally:
+        app.close_store()
+    if as_json:
+        echo_json(
+            {
+                "location": location,
+                "applied": [
+                    {"owner": m.owner, "name": m.name, "location": m.location} for m in applied
+                ],
+                "unavailable": dict(unavailable),
+            }
+        )
+    elif not applied:
+        click.echo(f"Nothing pending: the store at {location} is up to date.")
+    else:
+        click.echo(f"Applied {plural(len(applied), 'migration')} (the store at {location}):")
+        width = max(len(m.owner) for m in applied)
+        # On PostgreSQL, plugins' own tables are in the local file: say where each one ran.
+        for where in dict.fromkeys(m.location for m in applied):
+            click.echo(f"  {where}:")
+            for m in applied:
+                if m.location == where:
+                    click.echo(f"    {m.owner:<{width}}  {m.name}")
+    if unavailable:
+        why = "; ".join(f"{owner}: {reason}" for owner, reason in unavailable.items())
+        fail(f"unavailable in the store at {location}: {why}", 1)
+
+
+@store.command("copy")
+@click.argument("sqlite_path", metavar="SQLITE_PATH", type=click.Path(path_type=Path))
+@click.argument("postgres_url", metavar="POSTGRES_URL")
+@click.option(
+    "--password-env",
+    metavar="VAR",
+    help="Read the database password from environment variable VAR (else the config's "
+    "[store] password).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print what was copied as JSON.")
+@friendly
+def store_copy(
+    sqlite_path: Path, postgres_url: str, password_env: str | None, as_json: bool
+) -> None:
+    """Copy a single-machine store's records (SQLITE_PATH: its store.sqlite3, or the directory
+    holding it) into the PostgreSQL store at POSTGRES_URL, with their ids, history and
+    generations; idempotent, verified by counts, the file only read."""
+    from dataclasses import asdict
+
+    from prixfixe.store import POSTGRES_SCHEMES
+
+    if not postgres_url.startswith(POSTGRES_SCHEMES):
+        raise click.BadParameter(
+            "expected postgresql://USER@HOST:PORT/DATABASE", param_hint="POSTGRES_URL"
+        )
+    from urllib.parse import urlsplit
+
+    if urlsplit(postgres_url).password is not None:
+        raise click.BadParameter(
+            "the URL holds a password, which a command line shows to anyone who lists "
+            "processes; give it with --password-env VAR or [store] password",
+            param_hint="POSTGRES_URL",
+        )
+    try:
+        from prixfixe.store.copy import copy_store
+    except ImportError:
+        raise PrixfixeError(
+            "copying into PostgreSQL needs the PostgreSQL driver: pip install 'prixfixe[postgres]'"
+        ) from None
+    report = copy_store(sqlite_path, postgres_url, _password(password_env))
+    if as_json:
+        echo_json({**asdict(report), "written": report.written})
+        return
+    click.echo(f"Copied {report.source} into {report.target}:")
+    if report.written:
+        made = [
+            plural(report.records_written, "record"),
+            plural(report.history_written, "history entry", "history entries"),
+            plural(report.kinds_written, "kind"),
+        ]
+        click.echo(f"  wrote {', '.join(made)}")
+    else:
+        click.echo("  nothing to write: the database already holds every record of the file")
+    rows = [("kind", "in the file", "in the database")]
+    rows += [(k.kind, str(k.source), str(k.target)) for k in report.kinds]
+    rows.append(("(history)", str(report.history_source), str(report.history_target)))
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    click.echo("Verified by counts:")
+    for row in rows:
+        click.echo(
+            "  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        )
+    click.echo(
+        f"Generation: {report.source_generation} in the file, "
+        f"{report.target_generation} in the database."
+    )
+    owners = ", ".join(report.not_copied) or "none in this file"
+    click.echo(
+        "Not copied, by design: plugins' own tables (kept reports, the knowledge base; "
+        f"owners: {owners}), which stay in each instance's local file."
+    )
+
+
+def _password(var: str | None) -> str | None:
+    """The database password: from `--password-env VAR`, else the config's `[store] password`
+    reference; never from the command line."""
+    import os
+
+    if var is not None:
+        value = os.environ.get(var)
+        if not value:
+            raise click.BadParameter(
+                f"the environment variable {var} is not set", param_hint="--password-env"
+            )
+        return value
+    from prixfixe.config import load_config
+
+    ref = load_config().model.store.password
+    return None if ref is None else ref.resolve(os.environ, key="store.password").reveal()

@@ -16,6 +16,7 @@ from prixfixe.secrets import Secret
 from prixfixe.store.api import (
     CORE_OWNER,
     MAX_LIMIT,
+    AppliedMigration,
     HistoryEntry,
     OwnerSlice,
     Page,
@@ -85,6 +86,7 @@ __all__ = [
     "MAX_LIMIT",
     "POSTGRES_SCHEMES",
     "STORE_FILENAME",
+    "AppliedMigration",
     "HistoryEntry",
     "OwnerSlice",
     "Page",

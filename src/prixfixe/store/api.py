@@ -74,6 +74,16 @@ class HistoryEntry:
 
 
 @dataclass(frozen=True)
+class AppliedMigration:
+    """A migration an open of the store applied: whose, which, and to what (the file or the
+    database, as `Store.location` names it)."""
+
+    owner: str
+    name: str
+    location: str
+
+
+@dataclass(frozen=True)
 class StoreChange:
     """One committed write, as observers are told of it (after the commit).
 
@@ -119,6 +129,17 @@ class Store(Protocol):
     """Records keyed by kind, with a monotonic generation advanced by every committed write."""
 
     location: str
+
+    @property
+    def applied(self) -> Sequence[AppliedMigration]:
+        """The migrations opening this store applied, in order (empty: none were pending)."""
+        ...
+
+    @property
+    def unavailable(self) -> Mapping[str, str]:
+        """Owners (plugins) whose kinds or tables cannot be used here, and why: a migration
+        that failed, a kind another plugin owns, records newer than the plugin."""
+        ...
 
     def kinds(self) -> Mapping[str, StoreKind]: ...
 

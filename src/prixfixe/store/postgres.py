@@ -60,6 +60,7 @@ from prixfixe.store import migrations as mig
 from prixfixe.store.api import (
     CORE_OWNER,
     MAX_LIMIT,
+    AppliedMigration,
     HistoryEntry,
     OwnerSlice,
     Page,
@@ -91,6 +92,11 @@ MIN_SERVER_VERSION = 130000
 #: Seconds to wait for the server when connecting, and for a free connection of the pool.
 CONNECT_TIMEOUT_S = 10
 POOL_MAX = 4
+#: How long the pool retries a lost connection before it gives up and lets the next call try
+#: afresh. Its retries double (1 s, 2 s, 4 s, ...) up to this: left at psycopg_pool's 5
+#: minutes, a call made just after a long outage waited for the next doubled retry and
+#: failed although the server was back.
+RECONNECT_S = CONNECT_TIMEOUT_S / 2
 #: Any constant: the advisory lock that lets one instance at a time migrate a database.
 _MIGRATION_LOCK = 0x70726978  # "prix"
 _COLUMNS = "id, gen, created_gen, schema_version, body, closed_gen, close_reason"
@@ -265,6 +271,7 @@ class PostgresStore:
         self._owners = frozenset(migrations)
         self._unsupported = [o for o in migrations if local is None]
         self._broken: dict[str, str] = {}
+        self._applied: list[AppliedMigration] = []
         self._observers = Observers()
         #: This store among the instances on one database: its own notifications it skips.
         self.instance = secrets.token_hex(8)
@@ -350,6 +357,7 @@ class PostgresStore:
             kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S},
             check=ConnectionPool.check_connection,
             timeout=CONNECT_TIMEOUT_S,
+            reconnect_timeout=RECONNECT_S,
             name=self.location,
             open=False,
         )
@@ -379,6 +387,7 @@ class PostgresStore:
                 )
             applied = ()
         steps = mig.pending(CORE_OWNER, applied, core, self.location)
+        self._applied = [AppliedMigration(CORE_OWNER, m.name, self.location) for m in steps]
         if not steps:
             return
         generation = self._generation(conn) if applied else 0
@@ -476,6 +485,19 @@ class PostgresStore:
         return int(row[0])
 
     # -- kinds ------------------------------------------------------------------------------
+
+    @property
+    def applied(self) -> list[AppliedMigration]:
+        """The migrations opening this store applied: the database's, then the local file's
+        (owners' own tables)."""
+        local = list(self._local.applied) if self._local is not None else []
+        return [*self._applied, *local]
+
+    @property
+    def unavailable(self) -> dict[str, str]:
+        """Owners whose kinds or tables cannot be used in this store, and why."""
+        local = dict(self._local.unavailable) if self._local is not None else {}
+        return {**local, **self._broken}
 
     def kinds(self) -> dict[str, StoreKind]:
         return dict(self._kinds)
@@ -818,13 +840,16 @@ def _after_sql(spec: QuerySpec, ftype: FieldType, after: tuple[Any, int]) -> tup
     x = field_expr(field, ftype)
     ph = _placeholder(field, ftype)
     v = _bind(field, ftype, value)
+    # A row comparison, `(x, id) > (v, n)`, is one index condition on the kind's (x, id)
+    # index: the scan starts at the cursor. Spelt as `(x = v AND id > n) OR x > v` it is a
+    # filter, and page N reads every row before it (measured: 55 ms against 1 ms at 100k).
     if not spec.descending:
         if value is None:
             return f"(({x} IS NULL AND id > %s) OR {x} IS NOT NULL)", [last_id]
-        return f"(({x} = {ph} AND id > %s) OR {x} > {ph})", [v, last_id, v]
+        return f"({x}, id) > ({ph}, %s)", [v, last_id]
     if value is None:
         return f"({x} IS NULL AND id < %s)", [last_id]
-    return f"(({x} = {ph} AND id < %s) OR {x} < {ph} OR {x} IS NULL)", [v, last_id, v]
+    return f"(({x}, id) < ({ph}, %s) OR {x} IS NULL)", [v, last_id]
 
 
 __all__ = ["PG_CORE_MIGRATIONS", "PostgresStore", "redacted"]

@@ -49,6 +49,7 @@ from prixfixe.store import migrations as mig
 from prixfixe.store.api import (
     CORE_OWNER,
     MAX_LIMIT,
+    AppliedMigration,
     HistoryEntry,
     Page,
     StoreChange,
@@ -136,6 +137,8 @@ class SQLiteStore:
         self._broken: dict[str, str] = {}  # owner -> why its slice and kinds are unavailable
         self._observers = Observers()
         self._core: tuple[StoreMigration, ...] = ()
+        #: The migrations opening this store applied, in order.
+        self.applied: list[AppliedMigration] = []
         self._closed = False
         # Set while the file cannot be written (opened for reading only): why not.
         self._degraded: StoreFaultError | None = None
@@ -394,15 +397,18 @@ class SQLiteStore:
             conn.close()
 
     def _migrate_core(self, core: tuple[StoreMigration, ...]) -> None:
-        def work(conn: sqlite3.Connection) -> None:
+        def work(conn: sqlite3.Connection) -> list[StoreMigration]:
             exists = mig.table_exists(conn, "migrations")
             applied = mig.recorded(conn, CORE_OWNER) if exists else ()
             steps = mig.pending(CORE_OWNER, applied, core, self.location)
             if steps:
                 generation = self._generation(conn) if exists else 0
                 mig.apply(conn, CORE_OWNER, steps, len(applied), generation)
+            return steps
 
-        self._run(work)
+        # Noted after the commit: a busy retry runs `work` again.
+        done = self._run(work)
+        self.applied += [AppliedMigration(CORE_OWNER, m.name, self.location) for m in done]
 
     def _migrate_owners(self) -> None:
         owners = list(self._migrations)
@@ -418,7 +424,7 @@ class SQLiteStore:
                 owner: str = owner,
                 prefix: str = prefix,
                 steps: tuple[StoreMigration, ...] = steps,
-            ) -> None:
+            ) -> list[StoreMigration]:
                 clash = conn.execute(
                     "SELECT owner FROM meta WHERE key = 'prefix' AND value = ? AND owner != ?",
                     (prefix, owner),
@@ -441,9 +447,10 @@ class SQLiteStore:
                     prefix,
                     guard=lambda: authorized(conn, auth),
                 )
+                return todo
 
             try:
-                self._run(work)
+                done = self._run(work)
             except StoreFaultError:
                 raise  # the file's fault, not the plugin's
             except StoreError as exc:
@@ -452,6 +459,7 @@ class SQLiteStore:
                 self._broken[owner] = exc.message
                 continue
             self._prefixes[owner] = prefix
+            self.applied += [AppliedMigration(owner, m.name, self.location) for m in done]
 
     def _declare_kinds(self) -> None:
         def work(conn: sqlite3.Connection) -> None:
@@ -580,6 +588,11 @@ class SQLiteStore:
         return int(conn.execute("SELECT value FROM generation").fetchone()[0])
 
     # -- kinds ------------------------------------------------------------------------------
+
+    @property
+    def unavailable(self) -> dict[str, str]:
+        """Owners whose kinds or tables cannot be used in this store, and why."""
+        return dict(self._broken)
 
     def kinds(self) -> dict[str, StoreKind]:
         return dict(self._kinds)

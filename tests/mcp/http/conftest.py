@@ -195,12 +195,13 @@ def shared_stateless_server(tmp_path_factory: pytest.TempPathFactory) -> Iterato
 
 @asynccontextmanager
 async def connect(
-    url: str, mode: str = "legacy", headers: dict[str, str] | None = None
+    url: str, mode: str = "legacy", headers: dict[str, str] | None = None, **options: Any
 ) -> AsyncIterator[Client]:
-    """An `mcp.Client` over streamable HTTP, with extra headers (a token) when given."""
+    """An `mcp.Client` over streamable HTTP, with extra headers (a token) and `Client`
+    options (an elicitation callback) when given."""
     async with (
         httpx2.AsyncClient(headers=headers or {}, timeout=httpx2.Timeout(30)) as http,
-        Client(streamable_http_client(url, http_client=http), mode=mode) as client,
+        Client(streamable_http_client(url, http_client=http), mode=mode, **options) as client,
     ):
         yield client
 
