@@ -10,7 +10,10 @@ from __future__ import annotations
 import json
 import platform
 import re
+import statistics
 import sys
+import time
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -77,3 +80,19 @@ def prixfixe_command(bench: str) -> str:
     if found is None:
         raise SystemExit(f"{bench}: no `prixfixe` command; install the package first")
     return found
+
+
+def timed_cpu(fn: Callable[[], object]) -> tuple[float, float]:
+    """Wall seconds and this process's CPU seconds one call takes."""
+    c0, t0 = time.process_time(), time.perf_counter()
+    fn()
+    return time.perf_counter() - t0, time.process_time() - c0
+
+
+def spread_of(values: Sequence[float], digits: int = 0) -> dict[str, float]:
+    """Median, min and max of `values`, rounded."""
+    return {
+        "median": round(statistics.median(values), digits),
+        "min": round(min(values), digits),
+        "max": round(max(values), digits),
+    }

@@ -55,7 +55,15 @@ if __package__ in (None, ""):
     _root = Path(__file__).resolve().parent.parent
     sys.path[:0] = [str(_root), str(_root / "src")]
 
-from benchmarks._common import ROOT, markdown_table, prixfixe_command, write_json, write_section
+from benchmarks._common import (
+    ROOT,
+    markdown_table,
+    prixfixe_command,
+    spread_of,
+    timed_cpu,
+    write_json,
+    write_section,
+)
 from benchmarks.bench_store import BATCH, DAYS, KINDS, chunks, record, sample_days
 
 if str(ROOT) not in sys.path:  # `tests.postgres_server` lives beside `benchmarks`
@@ -159,21 +167,6 @@ class Plain:
 # -- measuring ----------------------------------------------------------------------------------
 
 
-def timed_cpu(fn: Callable[[], object]) -> tuple[float, float]:
-    """Wall seconds and this process's CPU seconds one call takes."""
-    c0, t0 = time.process_time(), time.perf_counter()
-    fn()
-    return time.perf_counter() - t0, time.process_time() - c0
-
-
-def _spread_of(values: Sequence[float], digits: int = 0) -> dict[str, float]:
-    return {
-        "median": round(statistics.median(values), digits),
-        "min": round(min(values), digits),
-        "max": round(max(values), digits),
-    }
-
-
 def _pct(values: Sequence[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(len(ordered) * p))]
@@ -266,15 +259,15 @@ def _ratios(
     """Medians and ranges per side; rate and CPU ratios store / each floor, block by block."""
     out: dict[str, Any] = {"blocks": len(rate["store"])}
     for n in names:
-        out[f"{n}_per_s"] = _spread_of(rate[n])
-        out[f"{n}_cpu_us"] = _spread_of(cpu[n], 1)
+        out[f"{n}_per_s"] = spread_of(rate[n])
+        out[f"{n}_cpu_us"] = spread_of(cpu[n], 1)
     for n in names[1:]:
-        out[f"rate_vs_{n}"] = _spread_of(
+        out[f"rate_vs_{n}"] = spread_of(
             [a / b for a, b in zip(rate["store"], rate[n], strict=True)], 3
         )
         # The floor's CPU a put over prixfixe's: a throughput ratio in CPU terms (≥ 0.8 is
         # the goal), steadier than wall time when other work shares the cores.
-        out[f"cpu_rate_vs_{n}"] = _spread_of(
+        out[f"cpu_rate_vs_{n}"] = spread_of(
             [b / a for a, b in zip(cpu["store"], cpu[n], strict=True) if a], 3
         )
     return out
@@ -703,7 +696,7 @@ def bench_instances(server: Any, rounds: int, clients: int, calls: int) -> dict[
             str(n): {
                 "calls": sum(x["calls"] for x in per[n]),
                 "errors": sum(x["errors"] for x in per[n]),
-                **{k: _spread_of([x[k] for x in per[n]], 1) for k in keys},
+                **{k: spread_of([x[k] for x in per[n]], 1) for k in keys},
             }
             for n in counts
         },

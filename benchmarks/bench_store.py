@@ -43,7 +43,7 @@ if __package__ in (None, ""):
     _root = Path(__file__).resolve().parent.parent
     sys.path[:0] = [str(_root), str(_root / "src")]
 
-from benchmarks._common import markdown_table, write_json, write_section
+from benchmarks._common import markdown_table, spread_of, timed_cpu, write_json, write_section
 from prixfixe.store.sqlite import SQLiteStore
 from prixfixe.store.tools import BUILTIN_KINDS
 
@@ -177,21 +177,6 @@ def bench_size(workdir: Path, size: int, *, singles: int, samples: int) -> dict[
     return out
 
 
-def timed_cpu(fn: Callable[[], object]) -> tuple[float, float]:
-    """Wall seconds and this process's CPU seconds one call takes."""
-    c0, t0 = time.process_time(), time.perf_counter()
-    fn()
-    return time.perf_counter() - t0, time.process_time() - c0
-
-
-def _spread_of(values: Sequence[float], digits: int = 0) -> dict[str, float]:
-    return {
-        "median": round(statistics.median(values), digits),
-        "min": round(min(values), digits),
-        "max": round(max(values), digits),
-    }
-
-
 def bench_singles(
     store: SQLiteStore, plain: sqlite3.Connection, size: int, singles: int
 ) -> dict[str, Any]:
@@ -224,12 +209,12 @@ def bench_singles(
     return {
         "single_rounds": rounds,
         "single_block": SINGLE_BLOCK,
-        "single_puts_per_s": _spread_of(rate["store"]),
-        "plain_single_inserts_per_s": _spread_of(rate["plain"]),
-        "single_vs_floor": _spread_of(rate_ratio, 3),
-        "single_cpu_us_per_put": _spread_of(cpu_us["store"], 1),
-        "plain_single_cpu_us_per_insert": _spread_of(cpu_us["plain"], 1),
-        "single_cpu_vs_floor": _spread_of(cpu_ratio, 3) if cpu_ratio else None,
+        "single_puts_per_s": spread_of(rate["store"]),
+        "plain_single_inserts_per_s": spread_of(rate["plain"]),
+        "single_vs_floor": spread_of(rate_ratio, 3),
+        "single_cpu_us_per_put": spread_of(cpu_us["store"], 1),
+        "plain_single_cpu_us_per_insert": spread_of(cpu_us["plain"], 1),
+        "single_cpu_vs_floor": spread_of(cpu_ratio, 3) if cpu_ratio else None,
     }
 
 
