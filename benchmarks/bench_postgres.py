@@ -153,12 +153,11 @@ class Plain:
         return self.conn.execute(sql, params).fetchall()
 
     def snapshot_select(self, sql: str, params: Sequence[Any]) -> tuple[int, list[Any]]:
-        """The store's read work: one repeatable-read snapshot, the generation, the rows."""
-        with self.conn.transaction():
-            self.conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            row = self.conn.execute("SELECT value FROM plain_generation").fetchone()
-            assert row is not None
-            return int(row[0]), self.conn.execute(sql, params).fetchall()
+        """The store's read work: the rows and the generation they were read at, one
+        statement (its own snapshot), the generation a scalar subquery on each row."""
+        with_gen = sql.replace("SELECT ", "SELECT (SELECT value FROM plain_generation) AS g, ", 1)
+        rows = self.conn.execute(with_gen, params).fetchall()
+        return (int(rows[0][0]) if rows else 0), rows
 
     def close(self) -> None:
         self.conn.close()
@@ -866,12 +865,13 @@ and the CPU figures, not the absolute rates).
 
 {puts}
 
-Round trips a call, which most of the difference follows: a prixfixe put is six (the pool's
-check of the connection on every checkout, an empty query; BEGIN; the generation; the insert;
-`pg_notify`; COMMIT), the raw same-work put five, the bare insert one; a prixfixe query is six
-(check; BEGIN; SET TRANSACTION; the generation; the select; COMMIT), the raw same-work query
-five, the bare select one. Above that, prixfixe's CPU goes to validating the record and
-building each returned record (body in field order, signed cursor).
+Round trips a call, which most of the difference follows: a prixfixe put is five (BEGIN; the
+generation; the insert; `pg_notify`; COMMIT), as is the raw same-work put, the bare insert one.
+A prixfixe query is one statement that also reads the generation (a scalar subquery: one
+statement sees one snapshot), as is the raw same-work query; the bare select is the same
+without the generation. (Only an empty page takes a repeatable-read transaction for the
+generation.) Above that, prixfixe's CPU goes to validating the record and building each
+returned record (body in field order, signed cursor).
 
 Queries on the indexed field `due`, 50 a page, p50 / p99 over the sampled days (pages: 20
 fetches each; page 1,000 is reached by walking 999 pages, then fetched again). Plans at

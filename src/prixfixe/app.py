@@ -14,9 +14,10 @@ from functools import cached_property, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import mcp_types as types
 
-from prixfixe.config import LoadedConfig, home_dir, load_config, store_url
+from prixfixe.config import STORE_URL_ENV, LoadedConfig, home_dir, load_config, store_url
 from prixfixe.core.calls import PluginCrash, call_plugin
 from prixfixe.core.facets import Exposure, check_known_facets, resolve_exposure
 from prixfixe.core.plugins import PluginInfo, build_plugin_manager, collect
@@ -321,17 +322,33 @@ class App:
 
     # -- the leash's per-session caveat ----------------------------------------------------
 
-    def count_call(self, request: ServerRequestContext[Any]) -> str | None:
+    async def count_call(self, request: ServerRequestContext[Any]) -> str | None:
         """Count one `tools/call` against `[leash] max_calls`; the refusal when it is spent.
 
-        A handshake-era session counts on its own; stateless (2026-07-28) requests have no
-        session, so they share one count for the life of the process."""
+        A handshake-era session counts on its own (a session lives on one instance).
+        Stateless (2026-07-28) requests have no session: they share one count, held in the
+        database when the store is PostgreSQL (so every instance behind one address counts
+        together, across restarts), else in this process for its life. The shared count is
+        keyed by the limit and `valid_for_generation`, so renewing the leash renews it."""
         from prixfixe.resources.notify import connection_of
 
-        limit = self.routines.leash.max_calls
+        leash = self.routines.leash
+        limit = leash.max_calls
         if limit is None:
             return None
         connection = connection_of(request)
+        shared = bool(self.env.get(STORE_URL_ENV, "").strip() or self.config.model.store.url)
+        if connection is None and shared:
+            scope = f"leash.max_calls:{limit}:{leash.valid_for_generation}"
+            count = await anyio.to_thread.run_sync(self._count_shared, scope)
+            if count <= limit:
+                return None
+            return (
+                f"the leash allows {limit} stateless tool calls across this deployment and "
+                f"they have been used (max_calls, {leash.sources['max_calls']}; counted in "
+                "the shared database); raising max_calls or renewing valid_for_generation "
+                "starts a new count"
+            )
         key: object = connection if connection is not None else _STATELESS
         if key not in self._calls and connection is not None:
             connection.exit_stack.callback(self._calls.pop, connection, None)
@@ -340,8 +357,15 @@ class App:
             return None
         return (
             f"the leash allows {limit} tool calls per session and this session has used them "
-            f"(max_calls, {self.routines.leash.sources['max_calls']}); start a new session"
+            f"(max_calls, {leash.sources['max_calls']}); start a new session"
         )
+
+    def _count_shared(self, scope: str) -> int:
+        from prixfixe.store.postgres import PostgresStore
+
+        store = self.store  # opened here, in a worker thread, on a first call
+        assert isinstance(store, PostgresStore)
+        return store.count(scope)
 
     # -- what a connection sees -------------------------------------------------------------
 

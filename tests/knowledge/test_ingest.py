@@ -13,6 +13,8 @@ import pytest
 from prixfixe.app import App
 from prixfixe.errors import FsRefusedError, KnowledgeError
 from prixfixe.knowledge import KNOWLEDGE_OWNER, catalog, tables
+from prixfixe.knowledge.backend import postgres
+from prixfixe.knowledge.health import index_state
 from prixfixe.knowledge.ingest import (
     MAX_DOCUMENT_BYTES,
     Skipped,
@@ -28,6 +30,10 @@ from prixfixe.leash.fs import FsGate, FsGrant, observe_opens, unobserve_opens
 from prixfixe.store.api import OwnerSlice
 from prixfixe.store.sqlite import SQLiteStore
 from tests.knowledge.conftest import Ingest
+
+#: FTS5's internals: a chunk written behind the write path's back is indexed by PostgreSQL
+#: (a generated column), so there is nothing to catch there.
+SQLITE_ONLY = ("test_the_index_check_catches_a_chunk_written_behind_the_write_path_s_back",)
 
 
 def _chunk_ids(kb: OwnerSlice) -> dict[str, list[int]]:
@@ -96,7 +102,7 @@ def test_a_file_gone_from_the_folder_is_removed_with_its_chunks(
     result = add()
     assert result.removed == ["notes.txt"]
     assert "notes.txt" not in _chunk_ids(kb)
-    assert kb.query("SELECT COUNT(*) FROM {prefix}chunks_fts WHERE body MATCH 'wombats'") == [(0,)]
+    assert search(kb, "wombats") == []
 
 
 def test_malformed_files_are_skipped_with_a_reason_and_the_rest_ingested(
@@ -299,6 +305,9 @@ def _assert_index_matches_chunks(kb: OwnerSlice, app: App, tmp_path: Path) -> No
     through the slice), and FTS5's own `integrity-check` passes with a rank of 1, which also
     compares the index with the chunks it was built from. The check is a write, so it runs
     on a copy of the store file."""
+    if postgres(kb) is not None:  # each chunk's tsvector is a column of its own row
+        assert index_state(kb)["state"] == "ok"
+        return
     indexed = kb.query("SELECT id FROM {prefix}chunks_fts_docsize ORDER BY id")
     assert indexed == kb.query("SELECT id FROM {prefix}chunks ORDER BY id")
     copy = tmp_path / f"copy-{len(list(tmp_path.glob('copy-*')))}.sqlite3"

@@ -12,7 +12,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from mcp import Client
 
-from prixfixe.knowledge import KNOWLEDGE_OWNER
+from prixfixe.knowledge.backend import tables_of
 from prixfixe.knowledge.ingest import put_text
 from prixfixe.mcp.server import build_server
 from tests.conftest import AppFactory
@@ -32,10 +32,11 @@ limit = 2
 """
 
 
-def seeded(make_app: AppFactory, config: str | None = None) -> Any:
-    """An app whose knowledge base holds the garden guide, a note and a text file."""
-    app = make_app(config=config, plugins=[])
-    kb = app.store.slice(KNOWLEDGE_OWNER)
+def seeded(make_app: AppFactory, env: dict[str, str], config: str | None = None) -> Any:
+    """An app (its store on `env`'s backend) whose knowledge base holds the garden guide, a
+    note and a text file."""
+    app = make_app(config=config, plugins=[], env=env)
+    kb = tables_of(app.store)
     put_text(kb, "garden", "guide.md", GUIDE)
     put_text(kb, "garden", "deep/bees.md", "# Bees\n\nBees make honey near the tomatoes.\n")
     put_text(kb, "journal", "notes.txt", NOTES + "Tomatoes again.\n", "text")
@@ -49,9 +50,9 @@ async def run(client: Client, tool: str, arguments: dict[str, Any]) -> tuple[str
 
 
 async def test_a_routine_reports_the_best_sections_as_markdown_and_schema_valid_data(
-    make_app: AppFactory, revision: str
+    make_app: AppFactory, backend_env: dict[str, str], revision: str
 ) -> None:
-    app = seeded(make_app, ROUTINE)
+    app = seeded(make_app, backend_env, ROUTINE)
     async with Client(build_server(app), mode=revision) as client:
         markdown, report = await run(client, "routine_run", {"name": "morning"})
     (step,) = report["steps"]
@@ -81,8 +82,10 @@ async def test_a_routine_reports_the_best_sections_as_markdown_and_schema_valid_
     ) in markdown
 
 
-async def test_path_globs_and_formats_narrow_the_hits(make_app: AppFactory) -> None:
-    app = seeded(make_app)
+async def test_path_globs_and_formats_narrow_the_hits(
+    make_app: AppFactory, backend_env: dict[str, str]
+) -> None:
+    app = seeded(make_app, backend_env)
     steps = [
         {"name": "deep", "type": "kb-search", "query": "tomatoes", "path": "deep/*"},
         {"name": "text", "type": "kb-search", "query": "tomatoes", "format": "text"},
@@ -97,8 +100,10 @@ async def test_path_globs_and_formats_narrow_the_hits(make_app: AppFactory) -> N
     assert {h["path"] for h in everything["hits"]} == {"guide.md", "deep/bees.md", "notes.txt"}
 
 
-async def test_no_hits_is_a_report_that_says_so(make_app: AppFactory) -> None:
-    app = seeded(make_app)
+async def test_no_hits_is_a_report_that_says_so(
+    make_app: AppFactory, backend_env: dict[str, str]
+) -> None:
+    app = seeded(make_app, backend_env)
     step = {"name": "none", "type": "kb-search", "query": "volcano", "collection": "garden"}
     async with Client(build_server(app), mode="legacy") as client:
         markdown, report = await run(client, "routine_eval", {"steps": [step]})
@@ -108,8 +113,9 @@ async def test_no_hits_is_a_report_that_says_so(make_app: AppFactory) -> None:
 
 async def test_an_unknown_collection_or_a_query_without_words_fails_only_that_step(
     make_app: AppFactory,
+    backend_env: dict[str, str],
 ) -> None:
-    app = seeded(make_app)
+    app = seeded(make_app, backend_env)
     steps = [
         {"name": "typo", "type": "kb-search", "query": "bees", "collection": "gardn"},
         {"name": "blank", "type": "kb-search", "query": "?!"},
@@ -132,10 +138,11 @@ async def test_an_unknown_collection_or_a_query_without_words_fails_only_that_st
 
 async def test_a_documents_text_cannot_add_headings_or_links_to_the_report(
     make_app: AppFactory,
+    backend_env: dict[str, str],
 ) -> None:
-    app = make_app(plugins=[])
+    app = make_app(plugins=[], env=backend_env)
     hostile = "# Trap]( evil://x) [\n\nwombat line one\n# Injected\nwombat\n\n## Also\nwombat\n"
-    put_text(app.store.slice(KNOWLEDGE_OWNER), "inbox", "trap.md", hostile)
+    put_text(tables_of(app.store), "inbox", "trap.md", hostile)
     step = {"name": "trap", "type": "kb-search", "query": "wombat injected"}
     async with Client(build_server(app), mode="legacy") as client:
         markdown, report = await run(client, "routine_eval", {"steps": [step]})

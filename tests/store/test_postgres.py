@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 from mcp import Client
 
+from prixfixe.app import App
 from prixfixe.cli import cli
 from prixfixe.config import STORE_URL_ENV, validate_config
 from prixfixe.declarations.kinds import StoreMigration
@@ -290,22 +291,63 @@ def test_the_core_never_imports_the_driver_without_a_postgresql_url(tmp_path: Pa
 
 
 @pytest.mark.anyio
-async def test_an_app_on_postgresql_keeps_records_there_and_routine_reports_locally(
+async def test_a_report_made_through_one_app_on_postgresql_is_served_by_another(
     make_app: AppFactory, postgres_url: str, tmp_path: Path
 ) -> None:
     config = '[routines.demo]\n[[routines.demo.steps]]\ntype = "echo"\ntext = "hi"\n'
-    app = make_app(config=config, plugins=[StepsPlugin()], env={STORE_URL_ENV: postgres_url})
-    async with Client(build_server(app), mode="legacy") as client:
+    one = make_app(config=config, plugins=[StepsPlugin()], env={STORE_URL_ENV: postgres_url})
+    # Another instance: its own home (its own local file), the same database.
+    other_env = {STORE_URL_ENV: postgres_url, "PRIXFIXE_HOME": str(tmp_path / "other")}
+    other = make_app(config=config, plugins=[StepsPlugin()], env=other_env)
+    async with Client(build_server(one), mode="legacy") as client:
         put = await client.call_tool(
             "store_put", {"kind": "reminder", "record": {"text": "x", "due": "2026-01-02"}}
         )
         run = await client.call_tool("routine_run", {"name": "demo", "format": "data"})
+    async with Client(build_server(other), mode="legacy") as client:
         kept = await client.call_tool("tool_invoke", {"name": "report_get", "arguments": {}})
     assert put.structured_content == {"id": 1, "generation": 1}
     assert run.is_error is False
     assert kept.is_error is False, kept.content
+    assert kept.structured_content is not None
+    assert kept.structured_content["generation"] == 2, kept.structured_content
     assert _rows(postgres_url, "SELECT id, kind FROM records") == [(1, "reminder")]
-    assert (tmp_path / "home" / "store.sqlite3").exists(), "reports stay in the local file"
+    reports = _rows(
+        postgres_url, "SELECT generation, routine FROM prixfixe_default_plugins_routines__reports"
+    )
+    assert reports == [(2, "demo")]
+
+
+def test_an_owner_with_postgresql_statements_keeps_its_tables_in_the_shared_database(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    shared = StoreMigration(
+        name="0001_notes",
+        statements=("CREATE TABLE {prefix}notes (n INTEGER, body TEXT NOT NULL)",),
+        postgres=("CREATE TABLE {prefix}notes (n BIGINT, body TEXT NOT NULL)",),
+    )
+    first = open_store(tmp_path / "a", KINDS, {"notes": [shared]}, url=postgres_url)
+    second = open_store(tmp_path / "b", KINDS, {"notes": [shared]}, url=postgres_url)
+    try:
+        mine = first.slice("notes")
+        gen = mine.execute_stamped(
+            "INSERT INTO {prefix}notes VALUES (:generation, :body)", {"body": "50% 'off' ?"}
+        )
+        assert mine.execute("UPDATE {prefix}notes SET body = body || ? WHERE n = ?", ("!", gen))
+        rows = second.slice("notes").query(
+            "SELECT n, body FROM {prefix}notes WHERE body LIKE '%off%' AND n::text = ?",
+            (str(gen),),
+        )
+        assert rows == [(gen, "50% 'off' ?!")]
+        with pytest.raises(StoreError, match="statement of 'notes' failed"):
+            mine.query("SELECT nothing FROM {prefix}notes")
+        assert second.slice("notes").query("SELECT count(*) FROM {prefix}notes") == [(1,)]
+    finally:
+        first.close()
+        second.close()
+    assert not (tmp_path / "a").exists(), "nothing of the owner's went to a local file"
+    migrated = _rows(postgres_url, "SELECT name FROM migrations WHERE owner = 'notes'")
+    assert migrated == [("0001_notes",)], "migrated once, by the first store"
 
 
 def test_a_database_this_user_may_not_write_is_one_clear_error(postgres_url: str) -> None:
@@ -332,6 +374,10 @@ def test_doctor_shows_the_postgresql_store_it_reaches_without_changing_it(
     assert seen["reachable"] is True
     assert seen["server_version"].split(".")[0].isdigit()
     assert seen["created"] is False, "doctor creates no table"
+    pool = seen["pool"]
+    assert (pool["min"], pool["max"]) == (1, 4)
+    assert pool["database_connections"] >= 1, "doctor's own connection is one"
+    assert pool["max_connections"] > pool["database_connections"]
     with psycopg.connect(postgres_url) as conn:
         (tables,) = conn.execute(
             "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"
@@ -342,7 +388,9 @@ def test_doctor_shows_the_postgresql_store_it_reaches_without_changing_it(
         .invoke(cli, ["doctor"], env={STORE_URL_ENV: postgres_url}, catch_exceptions=False)
         .stdout
     )
-    assert "Store: records in postgresql://" in text
+    text = " ".join(text.split())  # as a person reads it, however the console wrapped it
+    assert "Store: records, reports and knowledge in postgresql://" in text
+    assert "pool: 1-4 connections an instance" in text
     assert "tables not created yet; notifications on prixfixe_changes (listen ok)" in text
 
 
@@ -357,3 +405,34 @@ def test_doctor_says_when_the_postgresql_store_cannot_be_reached() -> None:
     assert result.exit_code == 0
     assert f"postgresql://someone@127.0.0.1:{port}/db (not reachable: " in result.stdout
     assert "Traceback" not in result.stderr + result.stdout
+
+
+@pytest.mark.anyio
+async def test_max_calls_counts_stateless_calls_across_instances_on_one_database(
+    make_app: AppFactory, postgres_url: str, tmp_path: Path
+) -> None:
+    def instance(home: str, limit: int) -> App:
+        env = {STORE_URL_ENV: postgres_url, "PRIXFIXE_HOME": str(tmp_path / home)}
+        return make_app(config=f"[leash]\nmax_calls = {limit}\n", plugins=[], env=env)
+
+    one, other = instance("one", 3), instance("other", 3)
+    async with (
+        Client(build_server(one), mode="2026-07-28") as on_one,
+        Client(build_server(other), mode="2026-07-28") as on_other,
+    ):
+        calls = [
+            await on_one.call_tool("routine_list", {}),
+            await on_other.call_tool("routine_list", {}),
+            await on_one.call_tool("routine_list", {}),
+            await on_other.call_tool("routine_list", {}),
+        ]
+    assert [c.is_error for c in calls] == [False, False, False, True]
+    refusal = calls[-1].content[0].text  # type: ignore[union-attr]
+    assert "3 stateless tool calls across this deployment" in refusal
+    counted = _rows(postgres_url, "SELECT key, value FROM meta WHERE owner = 'counters'")
+    assert counted == [("leash.max_calls:3:None", "4")]
+    # A session (2025-11-25) counts on its own, and a renewed leash starts a new count.
+    async with Client(build_server(instance("one", 3)), mode="legacy") as session:
+        assert (await session.call_tool("routine_list", {})).is_error is False
+    async with Client(build_server(instance("one", 4)), mode="2026-07-28") as renewed:
+        assert (await renewed.call_tool("routine_list", {})).is_error is False

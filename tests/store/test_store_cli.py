@@ -112,11 +112,19 @@ def test_migrate_on_a_fresh_postgresql_database_names_what_ran_then_nothing_is_p
         first.stdout,
         flags=re.MULTILINE,
     ), first.stdout
-    # Plugins' own tables (reports, knowledge) stay in the local file, migrated there.
-    assert f"  {tmp_path / 'home' / 'store.sqlite3'}:" in first.stdout
-    assert _rows(postgres_url, "SELECT owner, name FROM migrations ORDER BY seq") == [
+    assert re.search(
+        r"^    prixfixe\.default_plugins\.routines +0001_reports\n", first.stdout, re.MULTILINE
+    ), "the report archive's tables are in the shared database"
+    # Every built-in owner's tables are in the database: no local file is opened.
+    assert "store.sqlite3" not in first.stdout
+    assert _rows(postgres_url, "SELECT owner, name FROM migrations ORDER BY owner, seq") == [
         ("core", "0001_meta"),
         ("core", "0002_records"),
+        ("prixfixe.default_plugins.knowledge", "0001_knowledge"),
+        ("prixfixe.default_plugins.knowledge", "0002_vectors"),
+        ("prixfixe.default_plugins.knowledge", "0003_index_written_by_ingest"),
+        ("prixfixe.default_plugins.routines", "0001_reports"),
+        ("prixfixe.default_plugins.routines", "0002_reports_created"),
     ]
 
     data = json.loads(_run("migrate", "--json", env=env).stdout)

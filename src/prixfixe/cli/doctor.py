@@ -128,10 +128,18 @@ def _print_report(report: dict[str, Any], over: bool) -> None:
             if pg["reachable"]
             else f"[red]not reachable[/]: {escape(pg['error'])}"
         )
+        pool = pg.get("pool")
+        pooled = (
+            f"\n  pool: {pool['min']}-{pool['max']} connections an instance (waits up to "
+            f"{pool['wait_s']} s for one), plus one to listen; the database has "
+            f"{pool['database_connections']} open of max_connections {pool['max_connections']}"
+            if pool
+            else ""
+        )
         out.print(
-            f"\n[bold]Store[/]: records in {escape(pg['location'])} ({seen}); kinds: "
-            f"{', '.join(st['kinds'])}\n  plugins' own tables (reports, knowledge): "
-            f"{escape(st['path'])} ({state})"
+            f"\n[bold]Store[/]: records, reports and knowledge in {escape(pg['location'])} "
+            f"({seen}); kinds: {', '.join(st['kinds'])}{pooled}\n  tables of plugins without "
+            f"PostgreSQL statements: {escape(st['path'])} ({state})"
         )
     _print_integrity(out, report["store_integrity"])
     rt = report["routines"]

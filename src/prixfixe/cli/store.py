@@ -361,7 +361,7 @@ def store_copy(
     owners = ", ".join(report.not_copied) or "none in this file"
     click.echo(
         "Not copied, by design: plugins' own tables (kept reports, the knowledge base; "
-        f"owners: {owners}), which stay in each instance's local file."
+        f"owners: {owners}); ingest knowledge folders again to fill the database's."
     )
 
 

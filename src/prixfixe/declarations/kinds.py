@@ -51,10 +51,16 @@ class StoreMigration:
     Migrations are append-only: never edit or reorder a released one, add the next. In
     `statements`, `{prefix}` stands for the owner's table prefix; the owner's slice refuses any
     table or index not named with it, e.g. `CREATE TABLE {prefix}notes (...)`.
+
+    `postgres` is the same step in PostgreSQL's dialect. An owner whose every migration has it
+    keeps its tables in the shared database when the store is on PostgreSQL, so every instance
+    sees them; its statements must then be SQL both engines take (`?` and `:name` parameters
+    are translated). Without it the tables stay in the local SQLite file of each instance.
     """
 
     name: str
     statements: tuple[str, ...]
+    postgres: tuple[str, ...] = ()
 
 
 # -- registration ---------------------------------------------------------------------------
@@ -102,6 +108,10 @@ def _admit_migration(step: StoreMigration, owner: str) -> StoreMigration:
     if not step.statements or not all(isinstance(x, str) for x in step.statements):
         raise RegistryError(
             f"plugin {owner!r} migration {step.name!r} needs a tuple of SQL statements"
+        )
+    if not isinstance(step.postgres, tuple) or not all(isinstance(x, str) for x in step.postgres):
+        raise RegistryError(
+            f"plugin {owner!r} migration {step.name!r}: postgres must be a tuple of SQL statements"
         )
     return step
 

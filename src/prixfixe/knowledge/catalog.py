@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from prixfixe.errors import KnowledgeError
-from prixfixe.store.api import OwnerSlice
+from prixfixe.knowledge.backend import KnowledgeTables, greatest, octets, total
 
 #: The resources' URIs: the list of collections, and one collection's documents (a page at a
 #: time: `?cursor=` continues a listing) and document.
@@ -85,18 +85,18 @@ class DocumentInfo:
     gen: int
 
 
-def collections(slice_: OwnerSlice) -> list[CollectionInfo]:
+def collections(slice_: KnowledgeTables) -> list[CollectionInfo]:
+    chunks = total(slice_, "(SELECT COUNT(*) FROM {prefix}chunks k WHERE k.document = d.id)")
     rows = slice_.query(
-        "SELECT c.name, COUNT(d.id), "
-        "COALESCE(SUM((SELECT COUNT(*) FROM {prefix}chunks k WHERE k.document = d.id)), 0), "
-        "COALESCE(SUM(d.bytes), 0), MAX(c.created_gen, COALESCE(MAX(d.gen), 0)) "
+        f"SELECT c.name, COUNT(d.id), {chunks}, {total(slice_, 'd.bytes')}, "
+        f"{greatest(slice_)}(c.created_gen, COALESCE(MAX(d.gen), 0)) "
         "FROM {prefix}collections c LEFT JOIN {prefix}documents d ON d.collection = c.id "
         "GROUP BY c.id ORDER BY c.name"
     )
     return [CollectionInfo(*row) for row in rows]
 
 
-def collection_names(slice_: OwnerSlice) -> list[str]:
+def collection_names(slice_: KnowledgeTables) -> list[str]:
     return [row[0] for row in slice_.query("SELECT name FROM {prefix}collections ORDER BY name")]
 
 
@@ -151,7 +151,7 @@ _DOCUMENT_COLUMNS = (
 HEAD_CHARS = 80
 
 
-def documents(slice_: OwnerSlice, collection: str) -> list[DocumentInfo]:
+def documents(slice_: KnowledgeTables, collection: str) -> list[DocumentInfo]:
     """The collection's documents by path; an unknown collection is a `KnowledgeError`."""
     collection_id(slice_, collection)
     rows = slice_.query(_DOCUMENT_COLUMNS + "WHERE c.name = ? ORDER BY d.path", (collection,))
@@ -159,7 +159,7 @@ def documents(slice_: OwnerSlice, collection: str) -> list[DocumentInfo]:
 
 
 def documents_page(
-    slice_: OwnerSlice, collection: str, after: str | None, limit: int
+    slice_: KnowledgeTables, collection: str, after: str | None, limit: int
 ) -> tuple[list[DocumentInfo], bool]:
     """Up to `limit` of the collection's documents whose paths sort after `after`, by path,
     and whether more follow. An unknown collection is a `KnowledgeError`."""
@@ -171,20 +171,24 @@ def documents_page(
     return [DocumentInfo(*row) for row in rows[:limit]], len(rows) > limit
 
 
-def listed_documents(slice_: OwnerSlice, after: str | None, limit: int) -> list[ListedDocument]:
+def listed_documents(
+    slice_: KnowledgeTables, after: str | None, limit: int
+) -> list[ListedDocument]:
     """Every collection's documents as listed resources: up to `limit` whose URIs sort after
     `after`, by URI (SQLite compares UTF-8 bytes, which orders as Python orders strings)."""
     rows = slice_.query(
         "SELECT uri, path, title, bytes FROM ("
         f"SELECT {_DOCUMENT_URI_SQL} AS uri, d.path AS path, d.title AS title, d.bytes AS bytes "
         "FROM {prefix}documents d JOIN {prefix}collections c ON c.id = d.collection"
-        ") WHERE uri > ? ORDER BY uri LIMIT ?",
+        ") AS listed WHERE uri > ? ORDER BY uri LIMIT ?",
         (after or "", limit),
     )
     return [ListedDocument(*row) for row in rows]
 
 
-def document_heads(slice_: OwnerSlice, collection: str, document_id: int) -> DocumentHeads | None:
+def document_heads(
+    slice_: KnowledgeTables, collection: str, document_id: int
+) -> DocumentHeads | None:
     """The document's chunks without their bodies, or None when the collection has no
     document with this id."""
     found = slice_.query(
@@ -195,7 +199,7 @@ def document_heads(slice_: OwnerSlice, collection: str, document_id: int) -> Doc
     if not found:
         return None
     rows = slice_.query(
-        "SELECT seq, heading, length(CAST(body AS BLOB)), substr(body, 1, ?) "
+        f"SELECT seq, heading, {octets(slice_, 'body')}, substr(body, 1, ?) "
         "FROM {prefix}chunks WHERE document = ? ORDER BY seq",
         (HEAD_CHARS, document_id),
     )
@@ -203,7 +207,7 @@ def document_heads(slice_: OwnerSlice, collection: str, document_id: int) -> Doc
     return DocumentHeads(document, path, title, fmt, [ChunkHead(*row) for row in rows])
 
 
-def chunks_text(slice_: OwnerSlice, document_id: int, first: int, last: int) -> str:
+def chunks_text(slice_: KnowledgeTables, document_id: int, first: int, last: int) -> str:
     """Chunks `first` to `last` (inclusive) of a document, joined."""
     rows = slice_.query(
         "SELECT body FROM {prefix}chunks WHERE document = ? AND seq BETWEEN ? AND ? ORDER BY seq",
@@ -212,14 +216,14 @@ def chunks_text(slice_: OwnerSlice, document_id: int, first: int, last: int) -> 
     return "".join(row[0] for row in rows)
 
 
-def collection_stats(slice_: OwnerSlice, collection: str, largest: int = 5) -> CollectionStats:
+def collection_stats(slice_: KnowledgeTables, collection: str, largest: int = 5) -> CollectionStats:
     """A collection's counts, formats, last change and largest documents; an unknown
     collection is a `KnowledgeError`."""
     row_id = collection_id(slice_, collection)
     ((documents_, bytes_, chunks, gen),) = slice_.query(
-        "SELECT COUNT(d.id), COALESCE(SUM(d.bytes), 0), "
+        f"SELECT COUNT(d.id), {total(slice_, 'd.bytes')}, "
         "(SELECT COUNT(*) FROM {prefix}chunks k JOIN {prefix}documents e ON e.id = k.document "
-        "WHERE e.collection = c.id), MAX(c.created_gen, COALESCE(MAX(d.gen), 0)) "
+        f"WHERE e.collection = c.id), {greatest(slice_)}(c.created_gen, COALESCE(MAX(d.gen), 0)) "
         "FROM {prefix}collections c LEFT JOIN {prefix}documents d ON d.collection = c.id "
         "WHERE c.id = ? GROUP BY c.id",
         (row_id,),
@@ -245,7 +249,7 @@ def collection_stats(slice_: OwnerSlice, collection: str, largest: int = 5) -> C
     )
 
 
-def document_text(slice_: OwnerSlice, collection: str, document_id: int) -> str | None:
+def document_text(slice_: KnowledgeTables, collection: str, document_id: int) -> str | None:
     """The document's whole text (its chunks joined), or None when the collection has no
     document with this id."""
     found = slice_.query(
@@ -261,7 +265,7 @@ def document_text(slice_: OwnerSlice, collection: str, document_id: int) -> str 
     return "".join(row[0] for row in rows)
 
 
-def collection_id(slice_: OwnerSlice, collection: str) -> int:
+def collection_id(slice_: KnowledgeTables, collection: str) -> int:
     """The collection's row id; an unknown collection is a `KnowledgeError` naming the ones
     there are."""
     rows = slice_.query("SELECT id FROM {prefix}collections WHERE name = ?", (collection,))

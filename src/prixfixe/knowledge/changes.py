@@ -6,6 +6,9 @@ document changed or went; the collection's listings, stats and the knowledge hea
 are updated too; a document or collection added or removed also sends
 `notifications/resources/list_changed` (documents are listed in `resources/list`). A write
 that changed nothing announces nothing.
+
+On a PostgreSQL store the other instances on the database announce the write too, once they
+hear of it (`pg.follow`): the write records what it changed for them.
 """
 
 from __future__ import annotations

@@ -4,7 +4,9 @@ Counts (collections, documents, chunks, bytes), the collections, the generation 
 change, the search mode, and the full-text index's state: whether every chunk has its index
 entry and the index holds nothing else, read from FTS5's own per-row table (`_docsize`, one
 row per indexed chunk) — cheap, and a read: FTS5's `integrity-check` is a write command,
-which would advance the store generation and announce a change on every health read.
+which would advance the store generation and announce a change on every health read. On
+PostgreSQL each chunk's `tsvector` is a generated column of its own row: the check counts
+them and looks for the GIN index.
 Like `prixfixe://system/health`, whatever is wrong is reported in the document
 (`status: "degraded"` and the reason), never raised. Blocking: call from a worker thread.
 """
@@ -16,13 +18,17 @@ from collections.abc import Callable
 from typing import Any
 
 from prixfixe.errors import PrixfixeError
-from prixfixe.knowledge import search, vectors
-from prixfixe.store.api import OwnerSlice, Store
+from prixfixe.knowledge import KNOWLEDGE_OWNER, search, vectors
+from prixfixe.knowledge.backend import KnowledgeTables, greatest, postgres, tables_of, total
+from prixfixe.store.api import Store
 
 FORMAT = "prixfixe.knowledge-health/1"
 
 
-def index_state(slice_: OwnerSlice) -> dict[str, Any]:
+def index_state(slice_: KnowledgeTables) -> dict[str, Any]:
+    pg = postgres(slice_)
+    if pg is not None:  # a generated tsvector column: nothing to fall out of step but its index
+        return pg.index_state()
     ((chunks, indexed, missing, orphans),) = slice_.query(
         "SELECT (SELECT COUNT(*) FROM {prefix}chunks), "
         "(SELECT COUNT(*) FROM {prefix}chunks_fts_docsize), "
@@ -41,9 +47,9 @@ def index_state(slice_: OwnerSlice) -> dict[str, Any]:
     }
 
 
-def _totals(slice_: OwnerSlice) -> dict[str, Any]:
+def _totals(slice_: KnowledgeTables) -> dict[str, Any]:
     ((documents, bytes_, gen),) = slice_.query(
-        "SELECT COUNT(*), COALESCE(SUM(bytes), 0), MAX("
+        f"SELECT COUNT(*), {total(slice_, 'bytes')}, {greatest(slice_)}("
         "COALESCE((SELECT MAX(created_gen) FROM {prefix}collections), 0), "
         "COALESCE(MAX(gen), 0)) FROM {prefix}documents"
     )
@@ -68,7 +74,7 @@ def health(
     mode: search.SearchMode = "keyword"
     try:
         store = open_store()
-        slice_ = store.slice(owner)
+        slice_ = tables_of(store) if owner == KNOWLEDGE_OWNER else store.slice(owner)
         index = index_state(slice_)
         found = {**_totals(slice_), "chunks": index["chunks"], "index": index}
         found["store_generation"] = store.generation()

@@ -30,12 +30,12 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from prixfixe.errors import KnowledgeError, StepFailure
+from prixfixe.knowledge.backend import KnowledgeTables, postgres
 from prixfixe.knowledge.chunking import Format, split, title_of
 from prixfixe.knowledge.formats import MAX_DOCUMENT_BYTES as MAX_DOCUMENT_BYTES
 from prixfixe.knowledge.formats import Converted, NotADocument, chunking_of, format_of
 from prixfixe.knowledge.formats import decode as decode
 from prixfixe.leash.fs import FsGate
-from prixfixe.store.api import OwnerSlice
 
 #: Collection names appear in URIs and commands: lowercase letters, digits, '-' and '_'.
 COLLECTION_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
@@ -106,7 +106,7 @@ def wanted(relative: PurePosixPath, include: Sequence[str] | None = None) -> boo
 
 
 def ingest(
-    slice_: OwnerSlice,
+    slice_: KnowledgeTables,
     gate: FsGate,
     path: Path,
     collection: str,
@@ -142,7 +142,7 @@ def ingest(
 
 
 def ingest_changes(
-    slice_: OwnerSlice,
+    slice_: KnowledgeTables,
     gate: FsGate,
     root: Path,
     collection: str,
@@ -185,7 +185,7 @@ def ingest_changes(
 
 
 def reindex(
-    slice_: OwnerSlice,
+    slice_: KnowledgeTables,
     gate: FsGate,
     collection: str,
     *,
@@ -229,7 +229,7 @@ def reindex(
         result.skipped += batch.result.skipped
     result.updated.sort()
     if writes:
-        result.generation = slice_.execute_batch(writes.statements())
+        result.generation = _commit(slice_, writes.statements(), result)
     return result
 
 
@@ -289,7 +289,7 @@ class _Batch:
 
     def __init__(
         self,
-        slice_: OwnerSlice,
+        slice_: KnowledgeTables,
         gate: FsGate,
         collection: str,
         root: Path,
@@ -365,14 +365,14 @@ class _Batch:
     def commit(self) -> IngestResult:
         if self.writes:
             self.result.collection_created = not _exists(self.slice, self.collection)
-            self.result.generation = self.slice.execute_batch(
-                [_create(self.collection), *self.writes.statements()]
+            self.result.generation = _commit(
+                self.slice, [_create(self.collection), *self.writes.statements()], self.result
             )
         return self.result
 
 
 def put_text(
-    slice_: OwnerSlice,
+    slice_: KnowledgeTables,
     collection: str,
     path: str,
     text: str,
@@ -421,11 +421,11 @@ def put_text(
     result.collection_created = not _exists(slice_, collection)
     writes = _Writes()
     writes.document(collection, path, "", Converted(text, fmt), digest, fmt)
-    result.generation = slice_.execute_batch([_create(collection), *writes.statements()])
+    result.generation = _commit(slice_, [_create(collection), *writes.statements()], result)
     return result
 
 
-def remove_document(slice_: OwnerSlice, collection: str, document_id: int) -> IngestResult:
+def remove_document(slice_: KnowledgeTables, collection: str, document_id: int) -> IngestResult:
     """Remove one document (and its chunks) from `collection`."""
     found = slice_.query(
         "SELECT d.path FROM {prefix}documents d JOIN {prefix}collections c "
@@ -439,23 +439,23 @@ def remove_document(slice_: OwnerSlice, collection: str, document_id: int) -> In
             f"collection {collection!r} has no document {document_id}", collection=collection
         )
     result = IngestResult(collection, removed=[found[0][0]], removed_ids=[document_id])
-    result.generation = slice_.execute_batch(
-        [("DELETE FROM {prefix}documents WHERE id = :id", {"id": document_id})]
+    result.generation = _commit(
+        slice_, [("DELETE FROM {prefix}documents WHERE id = :id", {"id": document_id})], result
     )
     return result
 
 
-def create_collection(slice_: OwnerSlice, collection: str) -> IngestResult:
+def create_collection(slice_: KnowledgeTables, collection: str) -> IngestResult:
     """Create an empty collection; one that exists already is an error."""
     check_collection(collection)
     if _exists(slice_, collection):
         raise KnowledgeError(f"collection {collection!r} already exists", collection=collection)
     result = IngestResult(collection, collection_created=True)
-    result.generation = slice_.execute_batch([_create(collection)])
+    result.generation = _commit(slice_, [_create(collection)], result)
     return result
 
 
-def remove_collection(slice_: OwnerSlice, collection: str) -> IngestResult:
+def remove_collection(slice_: KnowledgeTables, collection: str) -> IngestResult:
     """Remove a collection with all its documents and chunks."""
     if not _exists(slice_, collection):
         raise KnowledgeError(f"unknown collection {collection!r}", collection=collection)
@@ -470,8 +470,10 @@ def remove_collection(slice_: OwnerSlice, collection: str) -> IngestResult:
         removed_ids=[int(row[0]) for row in rows],
         collection_removed=True,
     )
-    result.generation = slice_.execute_batch(
-        [("DELETE FROM {prefix}collections WHERE name = :name", {"name": collection})]
+    result.generation = _commit(
+        slice_,
+        [("DELETE FROM {prefix}collections WHERE name = :name", {"name": collection})],
+        result,
     )
     return result
 
@@ -496,7 +498,24 @@ def check_document_path(path: str) -> str:
     return path
 
 
-def _exists(slice_: OwnerSlice, collection: str) -> bool:
+def _commit(slice_: KnowledgeTables, statements: Sequence[_Statement], result: IngestResult) -> int:
+    """Run one write's statements in one transaction; returns its generation. On PostgreSQL
+    the FTS5 index statement is left out (a chunk's `tsvector` is its own column) and what the
+    write changed is recorded with it, so other instances tell their subscribers."""
+    pg = postgres(slice_)
+    if pg is None:
+        return slice_.execute_batch(statements)
+    from prixfixe.knowledge.pg import record
+
+    lists_changed = bool(
+        result.added or result.removed or result.collection_created or result.collection_removed
+    )
+    documents = list(dict.fromkeys([*result.updated_ids, *result.removed_ids]))
+    kept = [statement for statement in statements if statement[0] != _INDEX]
+    return pg.execute_batch([*kept, *record(result.collection, documents, lists_changed)])
+
+
+def _exists(slice_: KnowledgeTables, collection: str) -> bool:
     return bool(slice_.query("SELECT 1 FROM {prefix}collections WHERE name = ?", (collection,)))
 
 

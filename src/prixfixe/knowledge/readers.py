@@ -19,14 +19,15 @@ from prixfixe.core.paging import decode_cursor, encode_cursor
 from prixfixe.declarations.resource import ListedResource, ResourceBody, ResourceContext
 from prixfixe.errors import InvalidListCursorError, KnowledgeError, ResourceNotFoundError
 from prixfixe.knowledge import KNOWLEDGE_OWNER, catalog, health, results, search, sections
-from prixfixe.store.api import OwnerSlice
+from prixfixe.knowledge.backend import KnowledgeTables, tables_of
 
 T = TypeVar("T")
 MARKDOWN = "text/markdown"
 
 
-async def _in_thread(ctx: ResourceContext, work: Callable[[OwnerSlice], T]) -> T:
-    return await anyio.to_thread.run_sync(lambda: work(ctx.app.store.slice(KNOWLEDGE_OWNER)))
+async def _in_thread(ctx: ResourceContext, work: Callable[[KnowledgeTables], T]) -> T:
+    app = ctx.app
+    return await anyio.to_thread.run_sync(lambda: work(tables_of(app.store, notifier=app.notifier)))
 
 
 def _json(body: Mapping[str, Any]) -> str:
@@ -83,7 +84,7 @@ async def read_documents(ctx: ResourceContext, variables: Mapping[str, str]) -> 
     listing = catalog.documents_uri(collection)
     cursor = variables.get("cursor")
 
-    def page(slice_: OwnerSlice) -> tuple[list[catalog.DocumentInfo], bool]:
+    def page(slice_: KnowledgeTables) -> tuple[list[catalog.DocumentInfo], bool]:
         catalog.collection_id(slice_, collection)  # unknown: whatever the cursor says
         after = decode_cursor(listing, cursor) if cursor else None
         return catalog.documents_page(slice_, collection, after, ctx.page_size)
@@ -236,7 +237,7 @@ async def read_search(ctx: ResourceContext, variables: Mapping[str, str]) -> Res
         )
     collection = variables.get("collection") or None
 
-    def run(slice_: OwnerSlice) -> search.Found:
+    def run(slice_: KnowledgeTables) -> search.Found:
         if collection is not None:
             catalog.collection_id(slice_, collection)  # unknown: a KnowledgeError naming it
         return search.find(

@@ -1,4 +1,5 @@
-"""Search over chunks: SQLite FTS5's BM25, fused with dense embeddings when they are on.
+"""Search over chunks: SQLite FTS5's BM25, fused with dense embeddings when they are on; on a
+PostgreSQL store, its full-text search (`ts_rank_cd`, see `pg`), keyword-only.
 
 A query is words, never FTS5 syntax: each word is quoted and the words are OR-ed, so BM25
 ranks chunks holding more (and rarer) of them first and no query can be a syntax error. A
@@ -23,9 +24,9 @@ from typing import Any, Literal
 
 from prixfixe.errors import KnowledgeError
 from prixfixe.knowledge import vectors
+from prixfixe.knowledge.backend import KnowledgeTables, postgres
 from prixfixe.knowledge.catalog import document_uri, section_uri
 from prixfixe.search import DEFAULT_TUNING, Embedder, Tuning
-from prixfixe.store.api import OwnerSlice
 
 #: How many hits a search returns unless asked for fewer or more, and at most.
 DEFAULT_LIMIT = 10
@@ -36,6 +37,11 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 #: Hybrid: how many of the best BM25 chunks bring their lexical confidence to the fusion (a
 #: chunk further down the keyword ranking is fused with its cosine alone).
 LEXICAL_POOL = 50
+#: Why a search asked to be hybrid runs keyword-only on a PostgreSQL store.
+POSTGRES_NOTE = (
+    "hybrid search needs a local (SQLite) store for now; on PostgreSQL this search is "
+    "keyword-only (PostgreSQL full-text search)"
+)
 #: FTS5's BM25 saturation constant: a word can add at most `idf * (K1 + 1)` to a score.
 FTS5_K1 = 1.2
 
@@ -86,7 +92,7 @@ def match_expression(query: str) -> str:
 
 
 def find(
-    slice_: OwnerSlice,
+    slice_: KnowledgeTables,
     query: str,
     *,
     collection: str | None = None,
@@ -117,10 +123,12 @@ def find(
 
 
 def hybrid_ready(
-    slice_: OwnerSlice, embedder: Embedder | None = None
+    slice_: KnowledgeTables, embedder: Embedder | None = None
 ) -> tuple[Embedder, vectors.ModelRecord] | str:
     """Whether a search asked to be hybrid can be: the embedder (`embedder`, else the shared
     `[search] semantic` one) and the vectors' record, or why not (a note naming the fix)."""
+    if postgres(slice_) is not None:
+        return POSTGRES_NOTE
     if embedder is None:
         embedder, why = vectors.load_embedder()
         if embedder is None:
@@ -140,7 +148,7 @@ def hybrid_ready(
 
 
 def expected_mode(
-    slice_: OwnerSlice, *, semantic: bool, embedder: Embedder | None = None
+    slice_: KnowledgeTables, *, semantic: bool, embedder: Embedder | None = None
 ) -> tuple[SearchMode, str]:
     """The mode `find` with these settings runs in now, and its note: for health and stats
     (a mismatch only a query's vector can show, another width under the same model name, is
@@ -152,7 +160,7 @@ def expected_mode(
 
 
 def search(
-    slice_: OwnerSlice,
+    slice_: KnowledgeTables,
     query: str,
     *,
     collection: str | None = None,
@@ -189,12 +197,40 @@ class _Filters:
                 params.append(value)
         return where, params
 
+    def pg_sql(self) -> tuple[str, list[object]]:
+        """The same conditions for PostgreSQL: the path glob as a regex (`pg.glob_regex`)."""
+        from prixfixe.knowledge.pg import glob_regex
+
+        where = ""
+        params: list[object] = []
+        regex = None if self.path is None else glob_regex(self.path)
+        if self.path is not None and regex is None:
+            where += " AND FALSE"  # a glob nothing can match
+        for column, op, value in (
+            ("c.name", "=", self.collection),
+            ("d.path", "~", regex),
+            ("d.format", "=", self.format),
+        ):
+            if value is not None:
+                where += f" AND {column} {op} ?"
+                params.append(value)
+        return where, params
+
 
 def _lexical(
-    slice_: OwnerSlice, expression: str, where: _Filters, limit: int
+    slice_: KnowledgeTables, expression: str, where: _Filters, limit: int
 ) -> list[tuple[int, Hit]]:
     """The best `limit` chunks for an FTS5 expression by BM25, with each chunk's id."""
     limit = max(1, min(limit, MAX_LIMIT))
+    pg = postgres(slice_)
+    if pg is not None:
+        words = re.findall(r'"([^"]*)"', expression)
+        conditions, values = where.pg_sql()
+        found = pg.lexical(words, conditions, values, limit)
+        return [
+            (int(chunk), Hit(name, doc, path, title, seq, heading, snippet, float(score)))
+            for name, doc, path, title, seq, heading, snippet, score, chunk in found
+        ]
     conditions, values = where.sql()
     rows = slice_.query(
         "SELECT c.name, d.id, d.path, d.title, k.seq, k.heading, "
@@ -209,7 +245,7 @@ def _lexical(
     return [(int(row[8]), Hit(*row[:8])) for row in rows]
 
 
-def _evidence(slice_: OwnerSlice, expression: str, chunks: int, tuning: Tuning) -> float:
+def _evidence(slice_: KnowledgeTables, expression: str, chunks: int, tuning: Tuning) -> float:
     """The most BM25 the query's words could give one chunk, as `prixfixe.search` measures a
     query's information: each word's IDF (FTS5's), a word no chunk holds at the largest,
     summed and capped at `evidence_cap` fully informative words; times `K1 + 1`, the most one
@@ -227,7 +263,7 @@ def _evidence(slice_: OwnerSlice, expression: str, chunks: int, tuning: Tuning) 
 
 
 def _hybrid(
-    slice_: OwnerSlice,
+    slice_: KnowledgeTables,
     query: str,
     expression: str,
     where: _Filters,
@@ -285,7 +321,7 @@ def _hybrid(
     return hits, "hybrid", note
 
 
-def _filtered_ids(slice_: OwnerSlice, where: _Filters) -> Any:
+def _filtered_ids(slice_: KnowledgeTables, where: _Filters) -> Any:
     import numpy as np
 
     conditions, values = where.sql()
@@ -297,7 +333,7 @@ def _filtered_ids(slice_: OwnerSlice, where: _Filters) -> Any:
     return np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
 
 
-def _dense_hits(slice_: OwnerSlice, chunk_ids: Sequence[int]) -> dict[int, Hit]:
+def _dense_hits(slice_: KnowledgeTables, chunk_ids: Sequence[int]) -> dict[int, Hit]:
     """Hits for chunks that share no word with the query: their snippet is their opening
     words (after a markdown heading line), nothing in bold."""
     if not chunk_ids:

@@ -18,7 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from prixfixe.declarations.hookspecs import hookimpl
 from prixfixe.declarations.steps import StepContext, StepOutput, StepType
 from prixfixe.errors import StepFailure
-from prixfixe.knowledge import KNOWLEDGE_OWNER, catalog
+from prixfixe.knowledge import catalog
+from prixfixe.knowledge.backend import tables_of
 from prixfixe.knowledge.chunking import Format
 from prixfixe.knowledge.search import MAX_LIMIT, Found, Hit, find
 
@@ -150,7 +151,7 @@ def markdown_of(data: KbSearchData) -> str:
 
 async def kb_search(ctx: StepContext, params: KbSearchParams) -> StepOutput:
     def search() -> Found:
-        slice_ = ctx.store.slice(KNOWLEDGE_OWNER)
+        slice_ = tables_of(ctx.store)
         if params.collection is not None:
             names = catalog.collection_names(slice_)
             if params.collection not in names:

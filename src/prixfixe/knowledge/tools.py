@@ -21,7 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from prixfixe.declarations.hookspecs import hookimpl
 from prixfixe.declarations.tool import MAX_ARGUMENT_BYTES, Tool, ToolContext, ToolResult
 from prixfixe.errors import KnowledgeError
-from prixfixe.knowledge import KNOWLEDGE_OWNER, catalog, changes, vectors
+from prixfixe.knowledge import catalog, changes, vectors
+from prixfixe.knowledge.backend import KnowledgeTables, tables_of
 from prixfixe.knowledge.chunking import Format
 from prixfixe.knowledge.ingest import (
     FORMATS,
@@ -34,7 +35,6 @@ from prixfixe.knowledge.ingest import (
     remove_collection,
     remove_document,
 )
-from prixfixe.store.api import OwnerSlice
 from prixfixe.store.faults import MAX_SQLITE_INT
 
 FACET = "knowledge"
@@ -141,7 +141,7 @@ _DOCUMENT = (
 )
 
 
-def _require_collection(slice_: OwnerSlice, collection: str) -> None:
+def _require_collection(slice_: KnowledgeTables, collection: str) -> None:
     check_collection(collection)
     names = catalog.collection_names(slice_)
     if collection not in names:
@@ -152,7 +152,7 @@ def _require_collection(slice_: OwnerSlice, collection: str) -> None:
 
 
 def _document(
-    slice_: OwnerSlice, collection: str, *, id: int | None = None, path: str | None = None
+    slice_: KnowledgeTables, collection: str, *, id: int | None = None, path: str | None = None
 ) -> DocumentOutput:
     """One document of `collection`, by id or by path; unknown ones are a `KnowledgeError`."""
     if (id is None) == (path is None):
@@ -182,7 +182,7 @@ def _document(
     )
 
 
-def _count(slice_: OwnerSlice, collection: str) -> int:
+def _count(slice_: KnowledgeTables, collection: str) -> int:
     _require_collection(slice_, collection)
     rows = slice_.query(
         "SELECT COUNT(*) FROM {prefix}documents d JOIN {prefix}collections c "
@@ -197,13 +197,13 @@ def _format_of(path: str) -> Format:
 
 
 async def _write(
-    ctx: ToolContext, work: Callable[[OwnerSlice], tuple[IngestResult, T]]
+    ctx: ToolContext, work: Callable[[KnowledgeTables], tuple[IngestResult, T]]
 ) -> tuple[IngestResult, T]:
     """Run `work` on the knowledge slice in a worker thread, then announce what it changed."""
     semantic = ctx.app.semantic_search
 
     def write() -> tuple[IngestResult, T]:
-        slice_ = ctx.app.store.slice(KNOWLEDGE_OWNER)
+        slice_ = tables_of(ctx.app.store, notifier=ctx.app.notifier)
         done = work(slice_)
         if done[0].changed:
             vectors.refresh(slice_, semantic=semantic)  # before clients are told to re-read
@@ -255,7 +255,7 @@ def _document_result(
 async def kb_document_add(ctx: ToolContext, args: AddInput) -> ToolResult:
     fmt = args.format or _format_of(args.path)
 
-    def work(slice_: OwnerSlice) -> tuple[IngestResult, DocumentOutput]:
+    def work(slice_: KnowledgeTables) -> tuple[IngestResult, DocumentOutput]:
         result = put_text(slice_, args.collection, args.path, args.text, fmt, expect="new")
         return result, _document(slice_, args.collection, path=args.path)
 
@@ -264,7 +264,7 @@ async def kb_document_add(ctx: ToolContext, args: AddInput) -> ToolResult:
 
 
 async def kb_document_update(ctx: ToolContext, args: UpdateInput) -> ToolResult:
-    def work(slice_: OwnerSlice) -> tuple[IngestResult, DocumentOutput]:
+    def work(slice_: KnowledgeTables) -> tuple[IngestResult, DocumentOutput]:
         before = _document(slice_, args.collection, id=args.id, path=args.path)
         fmt: Format = args.format or ("text" if before.format == "text" else "markdown")
         result = put_text(slice_, args.collection, before.path, args.text, fmt, expect="existing")
@@ -275,7 +275,7 @@ async def kb_document_update(ctx: ToolContext, args: UpdateInput) -> ToolResult:
 
 
 async def kb_document_remove(ctx: ToolContext, args: RemoveInput) -> ToolResult:
-    def work(slice_: OwnerSlice) -> tuple[IngestResult, DocumentOutput]:
+    def work(slice_: KnowledgeTables) -> tuple[IngestResult, DocumentOutput]:
         before = _document(slice_, args.collection, id=args.id, path=args.path)
         return remove_document(slice_, args.collection, before.id), before
 
@@ -303,7 +303,7 @@ async def kb_collection_create(ctx: ToolContext, args: CreateCollectionInput) ->
 async def kb_collection_remove(ctx: ToolContext, args: RemoveCollectionInput) -> ToolResult:
     name = args.collection
 
-    def work(slice_: OwnerSlice) -> tuple[IngestResult, int]:
+    def work(slice_: KnowledgeTables) -> tuple[IngestResult, int]:
         held = _count(slice_, name)
         confirm = args.confirm_documents
         if (held and confirm is None) or (confirm is not None and confirm != held):

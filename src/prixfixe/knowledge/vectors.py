@@ -14,8 +14,10 @@ wordllama from the `prixfixe[semantic]` extra, `prixfixe.search.semantic`) and s
   reads the table again only after a change.
 
 Vectors are stored as float16 (two bytes a dimension: 512 bytes a chunk for wordllama's 256)
-and searched brute force with numpy. numpy comes with the extra: this module imports it only
-inside the functions that need it, so the keyword path never does.
+and searched brute force with numpy. On a PostgreSQL store there are none yet: nothing is
+embedded there and search is keyword-only (`search.POSTGRES_NOTE`). numpy comes with the
+extra: this module imports it only inside the functions that need it, so the keyword path
+never does.
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from prixfixe.knowledge.backend import KnowledgeTables, postgres
 from prixfixe.search.types import Embedder
-from prixfixe.store.api import OwnerSlice
 
 _log = logging.getLogger(__name__)
 
@@ -40,6 +42,8 @@ DTYPE = "float16"
 #: The command that rebuilds vectors, named in notes.
 REINDEX_COMMAND = "prixfixe kb reindex --embeddings"
 _INSTALL = "pip install 'prixfixe[semantic]'"
+#: Why nothing is embedded on a PostgreSQL store.
+POSTGRES_WHY = "vectors are kept on a local (SQLite) store only, for now"
 
 
 @dataclass(frozen=True)
@@ -70,7 +74,9 @@ class VectorState:
         return max(0, self.chunks - (self.record.vectors if self.record else 0))
 
 
-def recorded_model(slice_: OwnerSlice) -> ModelRecord | None:
+def recorded_model(slice_: KnowledgeTables) -> ModelRecord | None:
+    if postgres(slice_) is not None:
+        return None  # vectors are kept on SQLite stores only, for now
     rows = slice_.query(
         "SELECT model, dims, dtype, created_gen, created_at, vectors, version "
         "FROM {prefix}embedding_model WHERE id = 1"
@@ -78,11 +84,11 @@ def recorded_model(slice_: OwnerSlice) -> ModelRecord | None:
     return ModelRecord(*rows[0]) if rows else None
 
 
-def chunk_count(slice_: OwnerSlice) -> int:
+def chunk_count(slice_: KnowledgeTables) -> int:
     return int(slice_.query("SELECT COUNT(*) FROM {prefix}chunks")[0][0])
 
 
-def state(slice_: OwnerSlice) -> VectorState:
+def state(slice_: KnowledgeTables) -> VectorState:
     return VectorState(recorded_model(slice_), chunk_count(slice_))
 
 
@@ -122,7 +128,7 @@ def load_embedder() -> tuple[Embedder | None, str]:
         return None, exc.message
 
 
-def refresh(slice_: OwnerSlice, *, semantic: bool) -> tuple[int, str]:
+def refresh(slice_: KnowledgeTables, *, semantic: bool) -> tuple[int, str]:
     """After a write: embed the chunks it added when `[search] semantic` is on; how many
     vectors were written, and why none could be ("" when they could). Never fails the write
     it follows: without the extra, or with vectors made by another model (then search says
@@ -130,6 +136,8 @@ def refresh(slice_: OwnerSlice, *, semantic: bool) -> tuple[int, str]:
     worker thread."""
     if not semantic:
         return 0, ""
+    if postgres(slice_) is not None:
+        return 0, POSTGRES_WHY
     embedder, why = load_embedder()
     if embedder is None:
         _log.debug("chunks not embedded: %s", why)
@@ -158,13 +166,15 @@ _INSERT = (
 )
 
 
-def embed_pending(slice_: OwnerSlice, embedder: Embedder, *, batch: int = BATCH) -> int:
+def embed_pending(slice_: KnowledgeTables, embedder: Embedder, *, batch: int = BATCH) -> int:
     """Embed every chunk that has no vector, `batch` chunks a transaction; returns how many
     vectors were written. Blocking (call it from a worker thread in async code).
 
     Writes nothing when the stored vectors were made by another model: `reembed` is the one
     way to replace them, and search says so meanwhile. Nothing pending costs two one-row
     reads."""
+    if postgres(slice_) is not None:
+        return 0
     import numpy as np
 
     from prixfixe.search.semantic import unit_rows
@@ -204,9 +214,11 @@ def embed_pending(slice_: OwnerSlice, embedder: Embedder, *, batch: int = BATCH)
         written += record.vectors - before
 
 
-def reembed(slice_: OwnerSlice, embedder: Embedder, *, batch: int = BATCH) -> int:
+def reembed(slice_: KnowledgeTables, embedder: Embedder, *, batch: int = BATCH) -> int:
     """Drop every stored vector and the model record, then embed every chunk with `embedder`;
     returns how many vectors were written. The explicit way to change model."""
+    if postgres(slice_) is not None:
+        return 0
     # The record goes first, so the delete triggers have no row to count down.
     slice_.execute_batch(
         [
@@ -254,7 +266,7 @@ _KEEP = 2
 _LOADED_LOCK = threading.Lock()
 
 
-def chunk_vectors(slice_: OwnerSlice, record: ModelRecord) -> ChunkVectors:
+def chunk_vectors(slice_: KnowledgeTables, record: ModelRecord) -> ChunkVectors:
     """The store's vectors as one matrix: from memory when the store has not changed since
     they were read, else read in one statement (one snapshot, its version with it)."""
     key = (record.model, record.version)
@@ -277,7 +289,7 @@ def forget_loaded() -> None:
         _LOADED.clear()
 
 
-def _read(slice_: OwnerSlice, record: ModelRecord) -> ChunkVectors:
+def _read(slice_: KnowledgeTables, record: ModelRecord) -> ChunkVectors:
     import numpy as np
 
     # One statement, so one snapshot: the version read is the one these vectors are at (a

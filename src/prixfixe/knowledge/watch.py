@@ -31,10 +31,10 @@ import anyio.to_thread
 from prixfixe.config import LoadedConfig
 from prixfixe.errors import FsRefusedError, KnowledgeError, PrixfixeError
 from prixfixe.knowledge import vectors
+from prixfixe.knowledge.backend import KnowledgeTables
 from prixfixe.knowledge.changes import ChangeListener, announce
 from prixfixe.knowledge.ingest import IngestResult, Progress, ingest, ingest_changes
 from prixfixe.leash.fs import FsGate
-from prixfixe.store.api import OwnerSlice
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +94,7 @@ def check_folder(gate: FsGate, folder: Folder) -> None:
 
 
 def sync_folder(
-    slice_: OwnerSlice, gate: FsGate, folder: Folder, *, progress: Progress | None = None
+    slice_: KnowledgeTables, gate: FsGate, folder: Folder, *, progress: Progress | None = None
 ) -> IngestResult:
     """Ingest one configured folder whole (blocking): what a server does at start, and
     `prixfixe kb sync`."""
@@ -110,7 +110,7 @@ class FolderSync:
     def __init__(
         self,
         folders: list[Folder],
-        store: Callable[[], OwnerSlice],
+        store: Callable[[], KnowledgeTables],
         gate: FsGate,
         listener: ChangeListener,
         *,

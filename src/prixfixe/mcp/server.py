@@ -30,6 +30,12 @@ SERVER_NAME = "prixfixe"
 NOTIFICATIONS = NotificationOptions(
     prompts_changed=True, resources_changed=True, tools_changed=True
 )
+#: A stateless server's 2025-11-25 requests each end their own connection with their answer,
+#: so nothing could be sent later: it promises no list-changed notifications there, and
+#: serves no `resources/subscribe` (2026-07-28's `subscriptions/listen` is a stream and works).
+STATELESS_NOTIFICATIONS = NotificationOptions(
+    prompts_changed=False, resources_changed=False, tools_changed=False
+)
 
 
 class PrixfixeServer(Server[Any]):
@@ -42,6 +48,8 @@ class PrixfixeServer(Server[Any]):
 
     #: Writes the instructions each time they are sent; None: the fixed text given.
     instructions_source: Callable[[], str] | None = None
+    #: The list-changed notifications promised on 2025-11-25 connections.
+    notifications: NotificationOptions = NOTIFICATIONS
 
     @property
     def instructions(self) -> str | None:
@@ -59,7 +67,7 @@ class PrixfixeServer(Server[Any]):
         extensions: dict[str, dict[str, Any]] | None = None,
     ) -> InitializationOptions:
         return super().create_initialization_options(
-            notification_options or NOTIFICATIONS, experimental_capabilities, extensions
+            notification_options or self.notifications, experimental_capabilities, extensions
         )
 
 
@@ -67,7 +75,11 @@ class PrixfixeServer(Server[Any]):
 MIN_STATE_KEY_BYTES = 32
 
 
-def build_server(app: App) -> Server[Any]:
+def build_server(app: App, *, stateless: bool = False) -> Server[Any]:
+    """The low-level server with prixfixe's handlers. `stateless` (`serve --http
+    --stateless`): 2025-11-25 requests have no connection that outlives them, so
+    `resources/subscribe` is not served there (a client sees `subscribe: false` and gets
+    "method not found", rather than a subscription that would never fire)."""
     notifier = app.notifier
     resources = app.resources
     prompts = app.prompts
@@ -93,7 +105,7 @@ def build_server(app: App) -> Server[Any]:
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
         with jsonrpc_errors(ctx):
-            spent = app.count_call(ctx)
+            spent = await app.count_call(ctx)
             if spent is not None:
                 return error_result(spent)
             return await app.call_tool(params.name, params.arguments, ctx)
@@ -193,14 +205,16 @@ def build_server(app: App) -> Server[Any]:
         on_list_resources=list_resources,
         on_list_resource_templates=list_templates,
         on_read_resource=read_resource,
-        on_subscribe_resource=subscribe,
-        on_unsubscribe_resource=unsubscribe,
+        on_subscribe_resource=None if stateless else subscribe,
+        on_unsubscribe_resource=None if stateless else unsubscribe,
         on_subscriptions_listen=notifier.listen,
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
         on_completion=complete,
     )
     server.instructions_source = app.instructions
+    if stateless:
+        server.notifications = STATELESS_NOTIFICATIONS
     # `logging/setLevel` is the 2025-11-25 way to choose which log messages a connection
     # hears (2026-07-28 asks per request, and the SDK honours that itself).
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_log_level)

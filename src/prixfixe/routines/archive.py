@@ -7,9 +7,10 @@ the store's one write path, so the report's generation is a real store generatio
 across processes and restarts, never a timestamp.
 
 A report is redacted before it is written (every registered secret value masked, see
-`prixfixe.leash.redact`), so the file never holds a value a step printed. Reports do not pile
-up forever: `prune` keeps the newest `keep` and drops those kept longer ago than
-`max_age_days` (`[reports]` in the configuration).
+`prixfixe.leash.redact`), so the file never holds a value a step printed. On PostgreSQL the
+table is in the shared database (its migrations carry PostgreSQL's dialect), so every instance
+serves every report. Reports do not pile up forever: `prune` keeps the newest `keep` and drops
+those kept longer ago than `max_age_days` (`[reports]` in the configuration).
 """
 
 from __future__ import annotations
@@ -37,6 +38,11 @@ MIGRATIONS = (
             "routine TEXT NOT NULL, status TEXT NOT NULL, body TEXT NOT NULL)",
             "CREATE INDEX {prefix}reports_by_routine ON {prefix}reports (routine, generation)",
         ),
+        postgres=(
+            "CREATE TABLE {prefix}reports (generation BIGINT PRIMARY KEY, "
+            "routine TEXT NOT NULL, status TEXT NOT NULL, body TEXT NOT NULL)",
+            "CREATE INDEX {prefix}reports_by_routine ON {prefix}reports (routine, generation)",
+        ),
     ),
     StoreMigration(
         name="0002_reports_created",
@@ -47,6 +53,11 @@ MIGRATIONS = (
             "UPDATE {prefix}reports SET created = COALESCE("
             "CAST(strftime('%s', json_extract(body, '$.report.started')) AS REAL), "
             "CAST(strftime('%s', 'now') AS REAL))",
+            "CREATE INDEX {prefix}reports_by_created ON {prefix}reports (created)",
+        ),
+        # A new database has no earlier reports to date.
+        postgres=(
+            "ALTER TABLE {prefix}reports ADD COLUMN created DOUBLE PRECISION",
             "CREATE INDEX {prefix}reports_by_created ON {prefix}reports (created)",
         ),
     ),
@@ -136,7 +147,7 @@ def load(slice_: OwnerSlice, generation: int | None, routine: str | None = None)
     clauses: list[str] = []
     params: list[object] = []
     if generation is not None and not 1 <= generation <= MAX_SQLITE_INT:
-        clauses.append("0")  # no report has it, and SQLite could not bind it
+        clauses.append("FALSE")  # no report has it, and SQLite could not bind it
     elif generation is not None:
         clauses.append("generation = ?")
         params.append(generation)

@@ -62,11 +62,11 @@ def open_store(
             "a postgresql:// store needs the PostgreSQL driver: pip install 'prixfixe[postgres]'"
         ) from None
 
-    local = (
-        SQLiteStore.open(home / STORE_FILENAME, {}, migrations, on_busy=on_busy)
-        if migrations
-        else None
-    )
+    from prixfixe.store.migrations import shared_on_postgres
+
+    # Owners whose migrations say how keep their tables in the database; the rest, locally.
+    own = {o: m for o, m in (migrations or {}).items() if not shared_on_postgres(m)}
+    local = SQLiteStore.open(home / STORE_FILENAME, {}, own, on_busy=on_busy) if own else None
     try:
         return PostgresStore.open(
             url,

@@ -13,8 +13,8 @@ records of another store (created before the file's generation, at ids the file 
 result is verified by counts inside the transaction (records per kind, history entries, each
 as in the file) before it commits.
 
-Plugins' own tables (kept reports, the knowledge base) are not copied: on PostgreSQL they
-stay in each instance's local file by design.
+Plugins' own tables (kept reports, the knowledge base) are not copied, by design: reports
+start afresh in the database and the knowledge base fills again when its folders are ingested.
 """
 
 from __future__ import annotations

@@ -137,3 +137,9 @@ def apply(
 
 
 __all__ = ["CORE_MIGRATIONS", "CORE_OWNER", "apply", "owner_prefix", "pending", "recorded"]
+
+
+def shared_on_postgres(steps: Sequence[StoreMigration]) -> bool:
+    """Whether an owner's tables live in the shared database when the store is PostgreSQL:
+    every one of its migrations says how in PostgreSQL's dialect."""
+    return bool(steps) and all(step.postgres for step in steps)

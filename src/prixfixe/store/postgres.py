@@ -75,6 +75,7 @@ from prixfixe.store.cursor import decode_cursor, encode_cursor
 from prixfixe.store.faults import MAX_SQLITE_INT
 from prixfixe.store.observers import Observers
 from prixfixe.store.pg_changes import CHANNEL, ChangeListener, payloads
+from prixfixe.store.pg_slices import PostgresSlice
 from prixfixe.store.query import RECORD_COLUMNS, Condition, QuerySpec, parse_query
 from prixfixe.store.records import (
     find_kind,
@@ -169,6 +170,12 @@ def probe(url: str, password: str | None = None, timeout: float = 5.0) -> dict[s
             if created:
                 (records,) = conn.execute("SELECT count(*) FROM records").fetchone() or (0,)
             channel = _probe_channel(conn)
+            # Connections: each instance's pool takes up to POOL_MAX (and one to listen);
+            # what the database holds now, from every instance and anything else, of its limit.
+            (open_now, limit) = conn.execute(
+                "SELECT (SELECT count(*) FROM pg_stat_activity"
+                " WHERE datname = current_database()), current_setting('max_connections')::int"
+            ).fetchone() or (0, 0)
     except psycopg.Error as exc:
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return {**where, "reachable": False, "error": detail}
@@ -179,6 +186,13 @@ def probe(url: str, password: str | None = None, timeout: float = 5.0) -> dict[s
         "created": bool(created),
         "records": records,
         "notifications": channel,
+        "pool": {
+            "min": 1,
+            "max": POOL_MAX,
+            "wait_s": CONNECT_TIMEOUT_S,
+            "database_connections": open_now,
+            "max_connections": limit,
+        },
     }
 
 
@@ -268,8 +282,10 @@ class PostgresStore:
         self._kinds = dict(kinds)
         self._types = {k.name: field_types(k.model) for k in kinds.values()}
         self._local = local
+        #: Owners whose tables live in this database (their migrations say how), and theirs.
+        self._shared = {o: tuple(m) for o, m in migrations.items() if mig.shared_on_postgres(m)}
         self._owners = frozenset(migrations)
-        self._unsupported = [o for o in migrations if local is None]
+        self._unsupported = [o for o in migrations if local is None and o not in self._shared]
         self._broken: dict[str, str] = {}
         self._applied: list[AppliedMigration] = []
         self._observers = Observers()
@@ -335,6 +351,8 @@ class PostgresStore:
                 with conn.transaction():
                     conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
                     self._migrate_core(conn, core)
+                    for owner, steps in self._shared.items():
+                        self._migrate_owner(conn, owner, steps)
                     self._declare_kinds(conn)
                 row = conn.execute(
                     "SELECT value FROM meta WHERE owner = %s AND key = 'cursor_secret'",
@@ -355,7 +373,6 @@ class PostgresStore:
             min_size=1,
             max_size=POOL_MAX,
             kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S},
-            check=ConnectionPool.check_connection,
             timeout=CONNECT_TIMEOUT_S,
             reconnect_timeout=RECONNECT_S,
             name=self.location,
@@ -405,6 +422,42 @@ class PostgresStore:
             (CORE_OWNER, str(len(applied) + len(steps))),
         )
 
+    def _migrate_owner(
+        self, conn: psycopg.Connection[Any], owner: str, steps: tuple[StoreMigration, ...]
+    ) -> None:
+        """Apply an owner's pending migrations (PostgreSQL's statements) in this transaction;
+        one that fails makes that owner unavailable, not the store."""
+        rows = conn.execute(
+            "SELECT name FROM migrations WHERE owner = %s ORDER BY seq", (owner,)
+        ).fetchall()
+        applied = tuple(str(r[0]) for r in rows)
+        try:
+            pending = mig.pending(owner, applied, steps, self.location)
+        except StoreError as exc:
+            self._broken[owner] = exc.message
+            return
+        if not pending:
+            return
+        prefix = mig.owner_prefix(owner)
+        generation = self._generation(conn)
+        try:
+            with conn.transaction():  # a savepoint: a failing step undoes only this owner's
+                for seq, step in enumerate(pending, start=len(applied) + 1):
+                    for statement in step.postgres:
+                        conn.execute(statement.replace("{prefix}", prefix))
+                    conn.execute(
+                        "INSERT INTO migrations (owner, seq, name, generation)"
+                        " VALUES (%s, %s, %s, %s)",
+                        (owner, seq, step.name, generation),
+                    )
+        except psycopg.OperationalError:
+            raise
+        except psycopg.Error as exc:
+            detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            self._broken[owner] = f"its migration failed on PostgreSQL: {detail}"
+            return
+        self._applied += [AppliedMigration(owner, m.name, self.location) for m in pending]
+
     def _declare_kinds(self, conn: psycopg.Connection[Any]) -> None:
         for kind in self._kinds.values():
             row = conn.execute(
@@ -435,10 +488,14 @@ class PostgresStore:
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:
         if self._closed or self._pool is None:
             raise StoreError(f"the store {self.location} is closed")
+        pool = self._pool
         try:
-            with self._pool.connection() as conn:
+            with pool.connection() as conn:
                 yield conn
         except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
+            # Connections are not checked on each checkout (a round trip per call); after a
+            # lost one, the idle rest are checked at once, so the next call gets a live one.
+            pool.check()
             self._unreachable(exc)
         except psycopg.Error as exc:
             self._refused(exc)
@@ -467,10 +524,18 @@ class PostgresStore:
     def send_change(self, conn: psycopg.Connection[Any], change: StoreChange) -> None:
         """Inside a `write`: notify the other instances of `change`, delivered if and when
         the transaction commits."""
+        parts = payloads(self.instance, change)
+        if len(parts) == 1:  # nearly always: one statement, no batch set up
+            conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, parts[0]))
+            return
         with conn.cursor() as cur:
-            cur.executemany(
-                "SELECT pg_notify(%s, %s)", [(CHANNEL, p) for p in payloads(self.instance, change)]
-            )
+            cur.executemany("SELECT pg_notify(%s, %s)", [(CHANNEL, p) for p in parts])
+
+    def read_one(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
+        """Run `work(conn)`, one statement, outside a transaction: a single statement sees
+        one snapshot by itself, in one round trip instead of four."""
+        with self._connection() as conn:
+            return work(conn)
 
     def read(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
         """Run `work(conn)` in one read-only snapshot (repeatable read)."""
@@ -481,6 +546,18 @@ class PostgresStore:
     @staticmethod
     def _generation(conn: psycopg.Connection[Any]) -> int:
         row = conn.execute("SELECT value FROM generation").fetchone()
+        assert row is not None
+        return int(row[0])
+
+    def count(self, name: str) -> int:
+        """Add one to the counter `name` that every instance on this database shares, and
+        return its new value (one statement; no generation: nothing anyone reads changed)."""
+        with self._connection() as conn:
+            row = conn.execute(
+                "INSERT INTO meta VALUES ('counters', %s, '1') ON CONFLICT (owner, key)"
+                " DO UPDATE SET value = (meta.value::bigint + 1)::text RETURNING value",
+                (name,),
+            ).fetchone()
         assert row is not None
         return int(row[0])
 
@@ -600,7 +677,7 @@ class PostgresStore:
 
     def get(self, kind: str, id: int) -> StoredRecord:
         k = self._kind(kind)
-        return self._stored(k, self.read(lambda conn: self._row(conn, k.name, id)))
+        return self._stored(k, self.read_one(lambda conn: self._row(conn, k.name, id)))
 
     def close_record(self, kind: str, id: int, reason: str | None = None) -> Written:
         k = self._kind(kind)
@@ -687,14 +764,29 @@ class PostgresStore:
         after = decode_cursor(self._secret, spec, cursor) if cursor else None
         sql, params = self._compile(k, spec, after, limit + 1)
 
-        def work(conn: psycopg.Connection[Any]) -> tuple[int, list[Any]]:
-            return self._generation(conn), conn.execute(sql, params).fetchall()
+        # One statement, one snapshot: the page and, in each row, the generation it was read
+        # at. Only an empty page needs the generation apart, read in the same snapshot.
+        rows = self.read_one(lambda conn: conn.execute(sql, params).fetchall())
+        if rows:
+            generation = int(rows[0][7])
+        else:
 
-        generation, rows = self.read(work)
+            def work(conn: psycopg.Connection[Any]) -> tuple[int, list[Any]]:
+                return self._generation(conn), conn.execute(sql, params).fetchall()
+
+            generation, rows = self.read(work)
         more = len(rows) > limit
         rows = rows[:limit]
-        records = [self._stored(k, tuple(r[:7])) for r in rows]
-        next_cursor = encode_cursor(self._secret, spec, rows[-1][7], rows[-1][0]) if more else None
+        records = [self._stored(k, r) for r in rows]
+        next_cursor = None
+        if more:
+            # The last row's sort value, from what was read: a column, or the body's field
+            # (what `body -> 'field'` gives, parsed once, with the body).
+            last, field = records[-1], spec.order_field
+            value = last.id if field == "id" else last.gen if field == "gen" else None
+            if field not in RECORD_COLUMNS:
+                value = last.record.get(field)
+            next_cursor = encode_cursor(self._secret, spec, value, last.id)
         return Page(k.name, records, next_cursor, generation)
 
     def _compile(
@@ -720,14 +812,13 @@ class PostgresStore:
             params += values
         if field == "id":
             order = f"id {'DESC' if spec.descending else 'ASC'}"
-            value = "id"
         else:
             # NULLs first ascending and last descending, as SQLite orders them.
             nulls = "DESC NULLS LAST" if spec.descending else "ASC NULLS FIRST"
             order = f"{expr} {nulls}, id {'DESC' if spec.descending else 'ASC'}"
-            value = field if field in RECORD_COLUMNS else f"body -> '{field}'"
         sql = (
-            f"SELECT {_COLUMNS}, {value} AS ov FROM records WHERE {' AND '.join(where)}"
+            f"SELECT {_COLUMNS}, (SELECT value FROM generation) AS g"
+            f" FROM records WHERE {' AND '.join(where)}"
             f" ORDER BY {order} LIMIT %s"
         )
         return sql, [*params, limit]
@@ -782,6 +873,8 @@ class PostgresStore:
             raise StoreAccessError(owner, "the core's tables are not reachable through a slice")
         if owner in self._broken:
             raise StoreError(f"the tables of {owner!r} are unavailable: {self._broken[owner]}")
+        if owner in self._shared:
+            return PostgresSlice(self, owner, mig.owner_prefix(owner))
         if self._local is None or owner not in self._owners:
             raise StoreAccessError(
                 owner, "it declared no StoreMigration, so it has no tables in this store"
@@ -805,9 +898,9 @@ class PostgresStore:
 
 def _ordered(kind: StoreKind, body: dict[str, Any]) -> dict[str, Any]:
     """A body in its kind's field order (jsonb keeps keys in an order of its own)."""
-    fields = kind.model.model_fields
-    ordered = {name: body[name] for name in fields if name in body}
-    ordered.update((k, v) for k, v in body.items() if k not in ordered)
+    ordered = {name: body[name] for name in kind.fields if name in body}
+    if len(ordered) != len(body):
+        ordered.update((k, v) for k, v in body.items() if k not in ordered)
     return ordered
 
 

@@ -172,7 +172,9 @@ class SQLiteSlice:
                 conn.execute(self._sql(sql), {**params, "generation": generation})
             return generation
 
-        return self._store.write(work)
+        generation = self._store.write(work)
+        self._store.announce(StoreChange(generation, "slice", owner=self.owner))
+        return generation
 
     def execute_batch(self, statements: Sequence[tuple[str, Mapping[str, Any]]]) -> int:
         """Run the statements in order in one transaction, each with `:generation` bound to
