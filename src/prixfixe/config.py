@@ -205,6 +205,11 @@ class HttpConfig(BaseModel):
     max_connections: int = Field(
         default=512, ge=1, le=100_000, description="Most open connections (and the file limit)."
     )
+    web: bool = Field(
+        default=True,
+        description="Also serve the read-only web page (reports, records, capabilities, "
+        "plugins, token budget) at / beside the MCP endpoint; false: MCP only.",
+    )
     state_keys: list[SecretRef] = Field(
         default_factory=list,
         description="Keys (references, each at least 32 bytes) that seal a 2026-07-28 round "

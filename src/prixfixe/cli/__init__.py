@@ -31,6 +31,12 @@ COMMANDS: dict[str, Lazy] = {
         "serve",
         "Serve MCP over stdio (for a client to launch), or over HTTP with --http.",
     ),
+    "web": Lazy(
+        "prixfixe.cli.web",
+        "web",
+        "Serve the read-only web page on loopback (reports, records, capabilities, plugins, "
+        "token budget), without MCP.",
+    ),
     "doctor": Lazy(
         "prixfixe.cli.doctor",
         "doctor",

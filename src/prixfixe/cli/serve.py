@@ -42,6 +42,13 @@ def _load_plugin_modules(names: tuple[str, ...]) -> list[object]:
 @click.option("--token-env", metavar="NAME", help="HTTP: bearer token from this env variable.")
 @click.option("--token-file", metavar="PATH", help="HTTP: bearer token from this file.")
 @click.option(
+    "--no-web",
+    "no_web",
+    is_flag=True,
+    default=None,
+    help="HTTP: serve MCP only, not the web page ([http] web = false).",
+)
+@click.option(
     "--plugin",
     "plugin_modules",
     multiple=True,
@@ -57,6 +64,7 @@ def serve(
     stateless: bool | None,
     token_env: str | None,
     token_file: str | None,
+    no_web: bool | None,
     plugin_modules: tuple[str, ...],
 ) -> None:
     """Serve MCP over stdio (for a client to launch), or over HTTP with --http."""
@@ -67,7 +75,7 @@ def serve(
     from prixfixe.app import App
 
     http_only = {"--host": host, "--port": port, "--stateless": stateless}
-    http_only |= {"--token-env": token_env, "--token-file": token_file}
+    http_only |= {"--token-env": token_env, "--token-file": token_file, "--no-web": no_web}
     if not use_http and any(v is not None for v in http_only.values()):
         used = ", ".join(k for k, v in http_only.items() if v is not None)
         raise click.UsageError(f"{used} only apply with --http")
@@ -96,7 +104,23 @@ def serve(
         stateless=stateless,
         token_env=token_env,
         token_file=token_file,
+        web=False if no_web else None,
     )
+    from functools import partial
+
     from prixfixe.mcp.http.serve import serve_http
 
-    anyio.run(serve_http, App.build(facet=facet, extra_plugins=plugins, config=config), settings)
+    app = App.build(facet=facet, extra_plugins=plugins, config=config)
+    pages = None
+    if settings.web and settings.path == "/":
+        click.echo(
+            "prixfixe: warning: [http] path is /, so the web page is not served (set another "
+            "path, or web = false)",
+            err=True,
+        )
+    elif settings.web:
+        # Built here, not in the MCP layer: `prixfixe.mcp` never imports the page.
+        from prixfixe.web.app import build_pages
+
+        pages = build_pages(app, settings.token)
+    anyio.run(partial(serve_http, app, settings, pages=pages))

@@ -57,6 +57,29 @@ async def test_both_revisions_list_call_and_read_over_http(
     assert caught.value.code == (-32002 if revision == "legacy" else -32602)
 
 
+async def test_a_stateless_server_refuses_2025_subscriptions_instead_of_never_firing(
+    shared_stateless_server: Served, shared_server: Served
+) -> None:
+    uri = "prixfixe://system/health"
+    with anyio.fail_after(30):
+        async with connect(shared_stateless_server.url, mode="legacy") as client:
+            resources = client.server_capabilities.resources
+            assert resources is not None
+            assert resources.subscribe is False
+            tools = client.server_capabilities.tools
+            assert tools is not None
+            assert tools.list_changed is False
+            with pytest.raises(MCPError) as caught:
+                await client.subscribe_resource(uri)
+        # A server that keeps sessions still serves them, and says so.
+        async with connect(shared_server.url, mode="legacy") as client:
+            resources = client.server_capabilities.resources
+            assert resources is not None
+            assert resources.subscribe is True
+            await client.subscribe_resource(uri)
+    assert caught.value.code == -32601  # method not found: nothing was registered
+
+
 @pytest.mark.parametrize("protocol", ["2025-11-25", "2026-07-28"])
 async def test_a_foreign_origin_gets_403_and_a_loopback_origin_is_served(
     shared_server: Served, protocol: str

@@ -13,6 +13,14 @@ In order, before the request reaches the SDK:
 Then `limits.py` reads the body (408, 413) and the SDK applies sessions and the protocol.
 Every refusal is logged, one line with the reason and the client's address, never with the
 token or the `Authorization` header, and closes the connection (the body was not read).
+
+When the web page is served beside MCP (`pages`), every path outside the MCP endpoint is a
+page: Host and Origin are checked the same way (a refusal is plain text there, not JSON-RPC),
+and the token is left to the page layer, which accepts it as a bearer header or as the signed
+session cookie its login sets (`prixfixe.web.auth`). The pages send `Referrer-Policy:
+same-origin`, so a browser names their own origin on their forms, and `Origin: null` (a
+sandboxed frame, an opaque origin) is refused on every path. The MCP endpoint keeps all three
+checks as they were.
 """
 
 from __future__ import annotations
@@ -86,6 +94,21 @@ def origin_allowed(origin: str, allowed: tuple[str, ...]) -> bool:
     return False
 
 
+def on_mcp_path(path: str, mcp_path: str) -> bool:
+    """Whether a request for `path` is for the MCP endpoint at `mcp_path` (or below it)."""
+    return path == mcp_path or path.startswith(mcp_path.rstrip("/") + "/")
+
+
+def text_response(status: int, message: str) -> Response:
+    """A refusal a person reads in a browser: the message as plain text, connection closed."""
+    return Response(
+        message + "\n",
+        status_code=status,
+        media_type="text/plain; charset=utf-8",
+        headers={"Connection": "close", "X-Content-Type-Options": "nosniff"},
+    )
+
+
 def error_response(
     status: int, message: str, headers: dict[str, str] | None = None, *, close: bool = False
 ) -> Response:
@@ -103,35 +126,50 @@ def error_response(
 
 
 class Guard:
-    """Host, Origin and bearer-token checks in front of `app`."""
+    """Host, Origin and bearer-token checks in front of `app`.
 
-    def __init__(self, app: ASGIApp, settings: HttpSettings) -> None:
+    `pages`: paths outside `settings.path` are web pages, which authenticate themselves;
+    `mcp`: whether `settings.path` is served at all (`prixfixe web` serves pages only)."""
+
+    def __init__(
+        self, app: ASGIApp, settings: HttpSettings, *, pages: bool = False, mcp: bool = True
+    ) -> None:
         self.app = app
         self.settings = settings
+        self.pages = pages
+        self.mcp = mcp
+
+    def is_page(self, path: str) -> bool:
+        return self.pages and not (self.mcp and on_mcp_path(path, self.settings.path))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        response = self.check(Headers(scope=scope), scope.get("client"))
+        page = self.is_page(scope.get("path", ""))
+        response = self.check(Headers(scope=scope), scope.get("client"), page=page)
         if response is not None:
             await response(scope, receive, send)
             return
         await self.app(scope, receive, send)
 
-    def check(self, headers: Headers, client: tuple[str, int] | None = None) -> Response | None:
+    def check(
+        self, headers: Headers, client: tuple[str, int] | None = None, *, page: bool = False
+    ) -> Response | None:
+        """The refusal for a request with these headers, or None to let it through; a page's
+        token is checked by the page layer."""
         settings = self.settings
+        refuse = text_response if page else (lambda s, m: error_response(s, m, close=True))
         peer = f"{client[0]}:{client[1]}" if client else "a client"
         host = headers.get("host")
         if not host_allowed(host, settings.allowed_hosts):
             log.warning(
                 "refused a request for host %r, from %s (421; see [http] allowed_hosts)", host, peer
             )
-            return error_response(
+            return refuse(
                 421,
                 f"Misdirected Request: this server does not answer for host {host!r} "
                 "(a DNS rebinding guard; the operator can add it to [http] allowed_hosts)",
-                close=True,
             )
         origin = headers.get("origin")
         if origin is not None and not origin_allowed(origin, settings.allowed_origins):
@@ -140,14 +178,13 @@ class Guard:
                 origin,
                 peer,
             )
-            return error_response(
+            return refuse(
                 403,
                 f"Forbidden: requests from origin {origin!r} are not accepted "
                 "(the operator can add it to [http] allowed_origins)",
-                close=True,
             )
         token = settings.token
-        if token is None:
+        if token is None or page:
             return None
         scheme, _, credentials = (headers.get("authorization") or "").partition(" ")
         if scheme.lower() != "bearer" or not credentials.strip():

@@ -4,6 +4,10 @@ The layers, outside in: uvicorn with `connections.BoundedH11Protocol` (a deadlin
 request's head, a cap on connections), `guard.Guard` (Host, Origin, token), `limits.
 RequestLimits` (body deadline and size, stream lifetime, the stop), the SDK's app.
 
+With the web page (`prixfixe.web`, built by the CLI and passed in as `pages`: this layer never
+imports it), `Routed` sends the MCP path to the SDK's app and every other path to the pages,
+both behind the same guard and limits, so a stop ends the page's event streams too.
+
 A stop is graceful and bounded: the listening socket closes, requests still sending their body
 get 503, calls being answered get up to `[http] shutdown_grace_seconds` to finish, whatever is
 left is ended; then the SDK's session manager and the server's lifespan end (closing the
@@ -25,11 +29,12 @@ import anyio
 import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
 from sse_starlette.sse import AppStatus
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from prixfixe.errors import PrixfixeError
 from prixfixe.leash.redact import install_logging_redaction
 from prixfixe.mcp.http.connections import bounded_protocol, connection_cap, quiet_accept_errors
-from prixfixe.mcp.http.guard import Guard
+from prixfixe.mcp.http.guard import Guard, on_mcp_path
 from prixfixe.mcp.http.limits import RequestLimits
 from prixfixe.mcp.http.settings import HttpSettings
 
@@ -42,30 +47,77 @@ HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 BACKSTOP_SECONDS = 5
 
 
-def build_asgi(app: App, settings: HttpSettings) -> tuple[Guard, RequestLimits]:
-    """The SDK's streamable HTTP app for `app`'s server behind prixfixe's limits and guard:
-    the guard is the app to serve, the limits are what a stop ends."""
-    from prixfixe.mcp.server import build_server
+class Routed:
+    """The MCP endpoint to the SDK's app, every other path to the web page (when served).
 
-    server = build_server(app)
-    starlette_app = server.streamable_http_app(
-        streamable_http_path=settings.path,
-        stateless_http=settings.stateless,
-        max_request_body_size=settings.max_body_bytes,
-        session_idle_timeout=settings.session_idle_seconds,
-        max_sessions=settings.max_sessions,
-        # Host and Origin are checked once, by the guard (with prixfixe's allowlists and
-        # messages); the SDK still checks Content-Type, sessions and the body size.
-        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-        host=settings.host,
-    )
+    The lifespan goes to the SDK's app (its session manager and the server's lifespan); with
+    pages only there is none to run, so it is answered here."""
+
+    def __init__(self, mcp: ASGIApp | None, pages: ASGIApp | None, path: str) -> None:
+        self.mcp = mcp
+        self.pages = pages
+        self.path = path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            if self.mcp is not None:
+                await self.mcp(scope, receive, send)
+            else:
+                await _empty_lifespan(receive, send)
+            return
+        if self.mcp is not None and (self.pages is None or on_mcp_path(scope["path"], self.path)):
+            await self.mcp(scope, receive, send)
+        elif self.pages is not None:
+            await self.pages(scope, receive, send)
+
+
+async def _empty_lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+def build_asgi(
+    app: App, settings: HttpSettings, *, pages: ASGIApp | None = None, mcp: bool = True
+) -> tuple[Guard, RequestLimits]:
+    """The SDK's streamable HTTP app for `app`'s server (unless `mcp` is false) and the web
+    `pages` (if given) behind prixfixe's limits and guard: the guard is the app to serve, the
+    limits are what a stop ends."""
+    if not mcp and pages is None:
+        raise ValueError("nothing to serve: neither MCP nor pages")
+    starlette_app: ASGIApp | None = None
+    if mcp:
+        from prixfixe.mcp.server import build_server
+
+        server = build_server(app, stateless=settings.stateless)
+        starlette_app = server.streamable_http_app(
+            streamable_http_path=settings.path,
+            stateless_http=settings.stateless,
+            max_request_body_size=settings.max_body_bytes,
+            session_idle_timeout=settings.session_idle_seconds,
+            max_sessions=settings.max_sessions,
+            # Host and Origin are checked once, by the guard (with prixfixe's allowlists and
+            # messages); the SDK still checks Content-Type, sessions and the body size.
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+            host=settings.host,
+        )
+    if pages is not None:
+        inner: ASGIApp = Routed(starlette_app, pages, settings.path)
+    else:
+        assert starlette_app is not None  # `mcp` is true: checked above
+        inner = starlette_app
     limited = RequestLimits(
-        starlette_app,
+        inner,
         body_timeout=settings.body_timeout_seconds,
         max_body_bytes=settings.max_body_bytes,
         stream_seconds=settings.session_idle_seconds,
     )
-    return Guard(limited, settings), limited
+    guard = Guard(limited, settings, pages=pages is not None, mcp=mcp)
+    return guard, limited
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -151,12 +203,20 @@ class UvicornServer(uvicorn.Server):
 
 
 async def serve_http(
-    app: App, settings: HttpSettings, *, announce: Callable[[str], None] | None = None
+    app: App,
+    settings: HttpSettings,
+    *,
+    announce: Callable[[str], None] | None = None,
+    pages: ASGIApp | None = None,
+    mcp: bool = True,
 ) -> None:
-    """Serve until a signal; `announce` gets one line once the server accepts requests."""
-    guard, limits = build_asgi(app, settings)
+    """Serve until a signal; `announce` gets one line once the server accepts requests.
+    `pages`: the web page's ASGI app, served on every path but MCP's; `mcp` false serves
+    only the pages (`prixfixe web`)."""
+    guard, limits = build_asgi(app, settings, pages=pages, mcp=mcp)
     sock = listen(settings.host, settings.port)
     url = endpoint_url(sock, settings)
+    page_url = url.removesuffix(settings.path) + "/" if pages is not None else None
     config = uvicorn.Config(
         guard,
         http=bounded_protocol(
@@ -174,7 +234,8 @@ async def serve_http(
     install_logging_redaction()  # uvicorn.Config just gave its loggers their own handlers
     say = announce or _stderr
     grace = settings.shutdown_grace_seconds
-    server = UvicornServer(config, limits, grace, lambda: say(_ready_line(url, settings)))
+    ready = _ready_line(url, settings, page_url, mcp=mcp)
+    server = UvicornServer(config, limits, grace, lambda: say(ready))
     quiet_accept_errors(asyncio.get_running_loop())
     try:
         await server.serve(sockets=[sock])
@@ -188,7 +249,9 @@ async def serve_http(
         raise PrixfixeError("the HTTP server did not start (see the messages above)")
 
 
-def _ready_line(url: str, settings: HttpSettings) -> str:
+def _ready_line(
+    url: str, settings: HttpSettings, page_url: str | None = None, *, mcp: bool = True
+) -> str:
     mode = (
         "stateless"
         if settings.stateless
@@ -199,7 +262,11 @@ def _ready_line(url: str, settings: HttpSettings) -> str:
         if settings.token is not None
         else "no token (loopback only)"
     )
-    return f"prixfixe: serving MCP on {url} ({mode}; {auth})"
+    if not mcp and page_url is not None:
+        login = "; log in with the token" if settings.token is not None else ""
+        return f"prixfixe: serving the web page on {page_url} ({auth}{login})"
+    pages = f"; web page on {page_url}" if page_url is not None else ""
+    return f"prixfixe: serving MCP on {url} ({mode}; {auth}{pages})"
 
 
 def _stderr(line: str) -> None:

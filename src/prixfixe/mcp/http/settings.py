@@ -54,6 +54,8 @@ class HttpSettings:
     body_timeout_seconds: float = 30
     keep_alive_seconds: int = 5
     max_connections: int = 512
+    #: Serve the web page (`prixfixe.web`) on the paths outside `path`.
+    web: bool = False
 
 
 def resolve_settings(
@@ -65,6 +67,7 @@ def resolve_settings(
     stateless: bool | None = None,
     token_env: str | None = None,
     token_file: str | None = None,
+    web: bool | None = None,
 ) -> HttpSettings:
     """Merge config and flags; raise `ConfigError` for a setting that would be unsafe."""
     bind = config.host if host is None else host
@@ -105,6 +108,7 @@ def resolve_settings(
         body_timeout_seconds=config.body_timeout_seconds,
         keep_alive_seconds=config.keep_alive_seconds,
         max_connections=config.max_connections,
+        web=config.web if web is None else web,
     )
 
 

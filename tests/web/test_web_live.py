@@ -1,0 +1,134 @@
+"""Live updates: the page's event stream hears the store change, whoever changed it, and ends
+when the server stops."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import httpx2
+import pytest
+
+from tests.mcp.http.conftest import Served, ServeFactory, connect, server_env, wait_exit
+from tests.mcp.http.conftest import serve as serve  # the fixture: a server per test
+
+pytestmark = pytest.mark.anyio
+
+CONFIG = """\
+[routines.tally]
+description = "One line"
+
+[[routines.tally.steps]]
+type = "script"
+name = "say"
+command = ["echo", "all is well"]
+"""
+
+
+class Stream:
+    """An open `/events` stream, read one event at a time."""
+
+    def __init__(self, lines: AsyncIterator[str]) -> None:
+        self.lines = lines
+
+    async def next_event(self, name: str) -> dict[str, object]:
+        """The data of the next event called `name` (other events and comments are skipped)."""
+        event = None
+        async for line in self.lines:
+            if line.startswith("event: "):
+                event = line.removeprefix("event: ")
+            elif line.startswith("data: ") and event == name:
+                data: dict[str, object] = json.loads(line.removeprefix("data: "))
+                return data
+            elif not line:
+                event = None
+        raise AssertionError(f"the stream ended before a {name!r} event")
+
+    async def until_connected(self) -> None:
+        async for line in self.lines:
+            if line == ": connected":
+                return
+        raise AssertionError("the stream ended before it was connected")
+
+
+@asynccontextmanager
+async def events(served: Served) -> AsyncIterator[Stream]:
+    async with (
+        httpx2.AsyncClient(base_url=served.base, timeout=60) as http,
+        http.stream("GET", "/events") as response,
+    ):
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        stream = Stream(response.aiter_lines())
+        with anyio.fail_after(30):
+            await stream.until_connected()
+        yield stream
+
+
+async def test_an_open_page_hears_a_record_written_through_mcp(serve: ServeFactory) -> None:
+    served = serve(config=CONFIG)
+    async with events(served) as stream, connect(served.url) as client:
+        result = await client.call_tool(
+            "store_put", {"kind": "reminder", "record": {"text": "call", "due": "2031-01-01"}}
+        )
+        assert not result.is_error
+        written = result.structured_content
+        assert written is not None
+        with anyio.fail_after(30):
+            data = await stream.next_event("records")
+        assert data == {"generation": written["generation"]}
+        closed = await client.call_tool("store_close", {"kind": "reminder", "id": written["id"]})
+        assert closed.structured_content is not None
+        with anyio.fail_after(30):
+            data = await stream.next_event("records")
+        assert data == {"generation": closed.structured_content["generation"]}
+
+
+async def test_an_open_page_hears_a_report_a_routine_made_through_mcp(serve: ServeFactory) -> None:
+    served = serve(config=CONFIG)
+    async with events(served) as stream, connect(served.url) as client:
+        result = await client.call_tool("routine_run", {"name": "tally", "format": "data"})
+        assert result.structured_content is not None
+        with anyio.fail_after(30):
+            data = await stream.next_event("report")
+    assert data == {"generation": result.structured_content["generation"]}
+
+
+async def test_an_open_page_hears_a_report_another_process_made(
+    serve: ServeFactory, tmp_path: Path
+) -> None:
+    served = serve(config=CONFIG)
+    async with events(served) as stream:
+        run = await anyio.run_process(
+            [sys.executable, "-m", "prixfixe", "run", "tally"],
+            cwd=tmp_path,
+            env=server_env(tmp_path),
+            check=False,
+        )
+        assert run.returncode == 0, run.stderr
+        with anyio.fail_after(30):
+            data = await stream.next_event("report")
+    generation = data["generation"]
+    assert isinstance(generation, int)
+    assert generation >= 1
+    async with httpx2.AsyncClient(base_url=served.base) as http:
+        fragment = await http.get("/fragments/report")
+    assert fragment.headers["x-generation"] == str(generation)
+    assert "all is well" in fragment.text
+
+
+async def test_a_stop_ends_the_open_streams_and_exits_cleanly(serve: ServeFactory) -> None:
+    served = serve(config=CONFIG)
+    async with events(served) as stream:
+        served.process.send_signal(signal.SIGTERM)
+        with anyio.fail_after(60):
+            async for _ in stream.lines:
+                pass  # the server ends the stream; nothing is left hanging
+    assert await wait_exit(served.process) == 0
+    assert "prixfixe: stopped; the store is closed" in served.stderr()
+    assert "Traceback" not in served.stderr()
