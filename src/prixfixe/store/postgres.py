@@ -35,6 +35,7 @@ import secrets
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from functools import cache
 from typing import Any, NoReturn, TypeVar
 
 import psycopg
@@ -896,9 +897,15 @@ class PostgresStore:
             local.close()
 
 
+@cache
+def _field_order(kind: StoreKind) -> tuple[str, ...]:
+    """A kind's fields in declaration order, read once (pydantic builds the mapping anew)."""
+    return kind.fields
+
+
 def _ordered(kind: StoreKind, body: dict[str, Any]) -> dict[str, Any]:
     """A body in its kind's field order (jsonb keeps keys in an order of its own)."""
-    ordered = {name: body[name] for name in kind.fields if name in body}
+    ordered = {name: body[name] for name in _field_order(kind) if name in body}
     if len(ordered) != len(body):
         ordered.update((k, v) for k, v in body.items() if k not in ordered)
     return ordered
