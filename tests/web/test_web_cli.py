@@ -76,6 +76,37 @@ def test_prixfixe_web_serves_the_page_on_loopback_and_stops_on_ctrl_c(tmp_path: 
             process.wait(timeout=10)
 
 
+def test_prixfixe_web_open_hands_the_page_url_to_the_browser(tmp_path: Path) -> None:
+    # Python's webbrowser runs $BROWSER with the URL: a script that writes it down instead.
+    opened = tmp_path / "opened.txt"
+    browser = tmp_path / "browser.sh"
+    browser.write_text(f'#!/bin/sh\nprintf "%s" "$1" > "{opened}"\n', encoding="utf-8")
+    browser.chmod(0o755)
+    env = {**server_env(tmp_path), "BROWSER": str(browser)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "prixfixe", "web", "--port", "0", "--open"],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        url, _ = ready_url(process)
+        # The browser is started once the server answers; it has written the URL by the time
+        # a request to the page is answered or soon after: wait for the file, bounded.
+        assert httpx2.get(url, timeout=30).status_code == 200
+        for _ in range(300):
+            if opened.exists() and opened.read_text(encoding="utf-8"):
+                break
+            threading.Event().wait(0.1)
+        assert opened.read_text(encoding="utf-8") == url
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)
+
+
 @pytest.mark.parametrize("host", ["0.0.0.0", "192.0.2.1", "example.org"])
 def test_prixfixe_web_refuses_anything_but_loopback(tmp_path: Path, host: str) -> None:
     done = subprocess.run(
