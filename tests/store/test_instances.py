@@ -28,6 +28,7 @@ from prixfixe.tools.elicitation import KEY
 from tests.mcp.http.conftest import Served, connect, start, wait_ready
 from tests.postgres_server import PostgresServer
 from tests.resources.conftest import Inbox
+from tests.web.live_client import events
 
 pytestmark = [
     pytest.mark.anyio,
@@ -109,6 +110,22 @@ def _rows(url: str) -> list[str]:
 
 
 # -- 1. records ------------------------------------------------------------------------------
+
+
+async def test_the_web_page_on_one_instance_shows_writes_and_reports_through_another(
+    instances: Instances,
+) -> None:
+    a, b = instances(2)
+    async with events(b) as stream:
+        written = await _store_put(a, "seen on the page")
+        with anyio.fail_after(WAIT_S):
+            data = await stream.next_event("records")
+        assert data["generation"] >= 1  # type: ignore[operator]
+    async with httpx2.AsyncClient(base_url=b.base, timeout=WAIT_S) as http:
+        page = await http.get("/fragments/records")
+    assert page.status_code == 200
+    assert f'id="record-reminder-{written}"' in page.text
+    assert "seen on the page" in page.text
 
 
 async def test_a_write_through_one_instance_is_read_through_the_others(

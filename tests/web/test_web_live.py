@@ -3,19 +3,17 @@ when the server stops."""
 
 from __future__ import annotations
 
-import json
 import signal
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
 import httpx2
 import pytest
 
-from tests.mcp.http.conftest import Served, ServeFactory, connect, server_env, wait_exit
+from tests.mcp.http.conftest import ServeFactory, connect, server_env, wait_exit
 from tests.mcp.http.conftest import serve as serve  # the fixture: a server per test
+from tests.web.live_client import events
 
 pytestmark = pytest.mark.anyio
 
@@ -28,46 +26,6 @@ type = "script"
 name = "say"
 command = ["echo", "all is well"]
 """
-
-
-class Stream:
-    """An open `/events` stream, read one event at a time."""
-
-    def __init__(self, lines: AsyncIterator[str]) -> None:
-        self.lines = lines
-
-    async def next_event(self, name: str) -> dict[str, object]:
-        """The data of the next event called `name` (other events and comments are skipped)."""
-        event = None
-        async for line in self.lines:
-            if line.startswith("event: "):
-                event = line.removeprefix("event: ")
-            elif line.startswith("data: ") and event == name:
-                data: dict[str, object] = json.loads(line.removeprefix("data: "))
-                return data
-            elif not line:
-                event = None
-        raise AssertionError(f"the stream ended before a {name!r} event")
-
-    async def until_connected(self) -> None:
-        async for line in self.lines:
-            if line == ": connected":
-                return
-        raise AssertionError("the stream ended before it was connected")
-
-
-@asynccontextmanager
-async def events(served: Served) -> AsyncIterator[Stream]:
-    async with (
-        httpx2.AsyncClient(base_url=served.base, timeout=60) as http,
-        http.stream("GET", "/events") as response,
-    ):
-        assert response.status_code == 200
-        assert response.headers["content-type"].startswith("text/event-stream")
-        stream = Stream(response.aiter_lines())
-        with anyio.fail_after(30):
-            await stream.until_connected()
-        yield stream
 
 
 async def test_an_open_page_hears_a_record_written_through_mcp(serve: ServeFactory) -> None:
