@@ -149,6 +149,7 @@ def test_the_mcp_endpoint_still_needs_the_bearer_token(served: Served) -> None:
 def test_logging_out_ends_the_session_cookie(served: Served) -> None:
     with client(served) as http:
         log_in(http)
+        kept = http.cookies["prixfixe_session"]
         page = http.get("/")
         found = CSRF.search(page.text)
         assert found is not None
@@ -157,9 +158,27 @@ def test_logging_out_ends_the_session_cookie(served: Served) -> None:
         assert answer.headers["location"] == "/login"
         assert "Max-Age=0" in answer.headers["set-cookie"]
         assert http.get("/").status_code == 303
+    # A copy of the cookie, sent again after the logout (a leaked one), opens nothing.
+    with client(served) as replay:
+        replay.cookies.set("prixfixe_session", kept)
+        assert replay.get("/records").status_code == 303
 
 
 # -- the parts, directly ---------------------------------------------------------------------
+
+
+def test_a_revoked_session_is_refused_here_until_it_would_have_expired() -> None:
+    sessions = Sessions(Secret(TOKEN, "test"))
+    gone, kept = sessions.issue("user", now=1000.0), sessions.issue("user", now=1000.0)
+    sessions.revoke(gone, now=1000.0)
+    assert sessions.verify(gone, now=1001.0) is None
+    assert sessions.verify(kept, now=1001.0) == "user"
+    sessions.revoke("user.99999999999.forged.sig")  # an invalid value is not remembered
+    assert len(sessions._revoked) == 1
+    # Once expired, a logout is forgotten at the next one (it is refused by its expiry).
+    later = 1000.0 + 13 * 3600
+    sessions.revoke(sessions.issue("user", now=later), now=later)
+    assert gone.split(".")[2] not in sessions._revoked
 
 
 def test_every_instance_with_the_same_token_accepts_the_others_sessions() -> None:

@@ -3,6 +3,7 @@ when the server stops."""
 
 from __future__ import annotations
 
+import gc
 import signal
 import sys
 from pathlib import Path
@@ -11,6 +12,8 @@ import anyio
 import httpx2
 import pytest
 
+from prixfixe.web import live
+from tests.conftest import AppFactory
 from tests.mcp.http.conftest import ServeFactory, connect, server_env, wait_exit
 from tests.mcp.http.conftest import serve as serve  # the fixture: a server per test
 from tests.web.live_client import events
@@ -90,3 +93,35 @@ async def test_a_stop_ends_the_open_streams_and_exits_cleanly(serve: ServeFactor
     assert await wait_exit(served.process) == 0
     assert "prixfixe: stopped; the store is closed" in served.stderr()
     assert "Traceback" not in served.stderr()
+
+
+# -- the parts, directly ------------------------------------------------------------------------
+
+
+def test_live_streams_past_the_cap_get_503_and_a_stream_never_started_frees_its_place(
+    make_app: AppFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(live, "MAX_STREAMS", 2)
+    changes = live.Changes(make_app())
+    held = [changes.response(None), changes.response(None)]  # type: ignore[arg-type]
+    refused = changes.response(None)  # type: ignore[arg-type]
+    assert refused.status_code == 503
+    assert refused.headers["retry-after"] == "30"
+    assert all(r.status_code == 200 for r in held)
+    # Clients that left before their stream's body started: nothing holds their places.
+    held.clear()
+    gc.collect()
+    assert changes.response(None).status_code == 200  # type: ignore[arg-type]
+
+
+async def test_a_live_stream_ends_after_its_lifetime_for_the_browser_to_open_another(
+    make_app: AppFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(live, "STREAM_SECONDS", 0.0)
+    changes = live.Changes(make_app())
+    listener = live._Listener()
+    sent = []
+    with anyio.fail_after(30):
+        async for event in changes.events(None, listener):  # type: ignore[arg-type]
+            sent.append(event.comment)
+    assert sent == ["connected"]  # then it ended; its `retry` tells the browser when to return

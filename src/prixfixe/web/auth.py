@@ -26,6 +26,7 @@ import hashlib
 import hmac
 import logging
 import secrets
+import threading
 import time
 from dataclasses import dataclass
 from typing import Literal
@@ -77,6 +78,10 @@ class Sessions:
             ).digest()
         else:
             self._key = secrets.token_bytes(32)
+        #: Sessions logged out here, by nonce, until they would have expired anyway. Held by
+        #: this process: another instance sharing the token accepts them until they expire.
+        self._revoked: dict[str, int] = {}
+        self._revoked_lock = threading.Lock()
 
     def _sign(self, text: str) -> str:
         return _b64(hmac.new(self._key, text.encode(), hashlib.sha256).digest())
@@ -94,12 +99,25 @@ class Sessions:
         if not hmac.compare_digest(signature.encode(), self._sign(body).encode()):
             return None
         kind, _, rest = body.partition(".")
-        expires, _, _nonce = rest.partition(".")
+        expires, _, nonce = rest.partition(".")
         if kind not in ("user", "anon") or not expires.isdigit():
             return None
         if int(expires) < (time.time() if now is None else now):
             return None
+        if nonce in self._revoked:
+            return None
         return "user" if kind == "user" else "anon"
+
+    def revoke(self, value: str | None, *, now: float | None = None) -> None:
+        """End a valid session at once (logging out): its cookie is refused from now on."""
+        if value is None or self.verify(value, now=now) is None:
+            return
+        _, expires, nonce = value.rpartition(".")[0].split(".", 2)
+        moment = time.time() if now is None else now
+        with self._revoked_lock:
+            # Forget what has expired by itself: the set stays as small as the live logouts.
+            self._revoked = {n: e for n, e in self._revoked.items() if e >= moment}
+            self._revoked[nonce] = int(expires)
 
     def csrf(self, session: str) -> str:
         return self._sign(f"csrf.{session}")
@@ -122,7 +140,8 @@ class Sessions:
 
 
 def cookie_header(value: str, *, secure: bool, max_age: int = SESSION_SECONDS) -> str:
-    """The `Set-Cookie` value: script cannot read it, no other site's request carries it."""
+    """The `Set-Cookie` value: script cannot read it, no other site's request carries it
+    (another port of the same host is the same site, though: cookies are not per port)."""
     flags = f"; Max-Age={max_age}; Path=/; HttpOnly; SameSite=Strict"
     return f"{COOKIE}={value}{flags}{'; Secure' if secure else ''}"
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import weakref
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,7 @@ import anyio.lowlevel
 import anyio.to_thread
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
 
 from prixfixe.routines import REPORTS_OWNER
 from prixfixe.store.api import StoreChange
@@ -46,6 +48,12 @@ KEEP_ALIVE_SECONDS = 15
 RETRY_MS = 3000
 #: How often a stream looks for writes no observer announced (other processes').
 POLL_SECONDS = 2.0
+#: Open streams a process serves at once: each holds a connection, so they are capped well
+#: below `[http] max_connections` (a page past the cap gets 503 and its browser tries again).
+MAX_STREAMS = 64
+#: A stream ends after this long; the page's EventSource opens a new one `RETRY_MS` later, so
+#: no stream holds its connection for the whole of a long idle session.
+STREAM_SECONDS = 600.0
 
 
 def topic_of(change: StoreChange) -> str | None:
@@ -67,7 +75,8 @@ class Changes:
 
     def __init__(self, app: App) -> None:
         self.app = app
-        self._listeners: set[_Listener] = set()
+        # Weak: a stream whose body never started (its client left first) drops its listener.
+        self._listeners: weakref.WeakSet[_Listener] = weakref.WeakSet()
         self._token: anyio.lowlevel.EventLoopToken | None = None
         self._loop_thread: int | None = None
         app.observe_store(self.observe)
@@ -100,18 +109,18 @@ class Changes:
         newest = rows[0][0] if rows and rows[0][0] is not None else 0
         return store.generation(), int(newest)
 
-    async def events(self, request: Request) -> AsyncIterator[ServerSentEvent]:
-        """One page's stream: each topic's newest generation, as it changes."""
+    async def events(self, request: Request, listener: _Listener) -> AsyncIterator[ServerSentEvent]:
+        """One page's stream: each topic's newest generation, as it changes, for at most
+        `STREAM_SECONDS` (the browser then opens another)."""
         if self._token is None:
             self._token = anyio.lowlevel.current_token()
             self._loop_thread = threading.get_ident()
-        listener = _Listener()
-        self._listeners.add(listener)
+        ends = anyio.current_time() + STREAM_SECONDS
         try:
             # Opened first: a shared (PostgreSQL) store hears other instances' writes once open.
             seen, report = await anyio.to_thread.run_sync(self.snapshot)
             yield ServerSentEvent(comment="connected", retry=RETRY_MS)
-            while True:
+            while anyio.current_time() < ends:
                 pending: dict[str, int] = {}
                 with anyio.move_on_after(POLL_SECONDS):
                     await listener.wake.wait()
@@ -133,8 +142,20 @@ class Changes:
         finally:
             self._listeners.discard(listener)
 
-    def response(self, request: Request) -> EventSourceResponse:
+    def response(self, request: Request) -> Response:
+        if len(self._listeners) >= MAX_STREAMS:
+            log.warning("refused a live page stream: %d are open (503)", MAX_STREAMS)
+            return PlainTextResponse(
+                f"Service Unavailable: {MAX_STREAMS} live pages are open; this one tries again",
+                503,
+                headers={"Retry-After": "30", "Cache-Control": "no-store"},
+            )
+        listener = _Listener()
+        self._listeners.add(listener)  # counted from now, before its body starts
         headers: dict[str, Any] = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
         return EventSourceResponse(
-            self.events(request), ping=KEEP_ALIVE_SECONDS, headers=headers, send_timeout=30
+            self.events(request, listener),
+            ping=KEEP_ALIVE_SECONDS,
+            headers=headers,
+            send_timeout=30,
         )

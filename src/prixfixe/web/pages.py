@@ -248,6 +248,8 @@ class Pages:
 
     async def logout(self, request: Request) -> Response:
         await self.form(request)
+        session: Session = request.state.session
+        self.sessions.revoke(session.value)
         target = "/login" if self.sessions.token is not None else "/"
         response = RedirectResponse(target, status_code=303)
         secure = request.url.scheme == "https"
