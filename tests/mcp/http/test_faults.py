@@ -277,6 +277,13 @@ def test_a_token_file_that_never_ends_is_refused_at_start(tmp_path: Path) -> Non
     assert "--token-file refers to file /dev/zero, which is larger than" in stderr
 
 
+def test_a_token_too_short_to_resist_guessing_is_refused_at_start(tmp_path: Path) -> None:
+    stderr = refused_at_start(tmp_path, "--token-env", "PF_TOKEN", PF_TOKEN="hunter2")
+    assert "environment variable PF_TOKEN, which is 7 characters" in stderr
+    assert "at least 16" in stderr
+    assert "hunter2" not in stderr, "the message never echoes the token"
+
+
 def test_a_token_file_holding_only_whitespace_is_refused_at_start(tmp_path: Path) -> None:
     (tmp_path / "token").write_text("  \n\n", encoding="utf-8")
     stderr = refused_at_start(tmp_path, "--token-file", str(tmp_path / "token"))

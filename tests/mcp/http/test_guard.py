@@ -7,7 +7,7 @@ import pytest
 from prixfixe.config import HttpConfig
 from prixfixe.errors import ConfigError
 from prixfixe.mcp.http.guard import host_allowed, origin_allowed, split_host
-from prixfixe.mcp.http.settings import is_loopback, resolve_settings
+from prixfixe.mcp.http.settings import MIN_TOKEN_CHARS, is_loopback, resolve_settings
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -90,7 +90,9 @@ def test_loopback_is_recognized(host: str, loopback: bool) -> None:
 def test_binding_beyond_loopback_needs_a_token() -> None:
     with pytest.raises(ConfigError, match=r"refusing to serve on 0\.0\.0\.0"):
         resolve_settings(HttpConfig(), {}, host="0.0.0.0")
-    settings = resolve_settings(HttpConfig(), {"T": "x"}, host="0.0.0.0", token_env="T")
+    settings = resolve_settings(
+        HttpConfig(), {"T": "x" * MIN_TOKEN_CHARS}, host="0.0.0.0", token_env="T"
+    )
     assert settings.token is not None
     assert settings.token_source == "environment variable T"
     assert "0.0.0.0" not in settings.allowed_hosts

@@ -143,11 +143,12 @@ async def test_a_token_is_required_when_configured_and_never_printed(
 async def test_a_token_from_a_file_reference_in_the_config(
     serve: ServeFactory, tmp_path: Path
 ) -> None:
-    (tmp_path / "token").write_text("file-token\n", encoding="utf-8")
+    (tmp_path / "token").write_text("file-token-0123456789\n", encoding="utf-8")
     (tmp_path / "token").chmod(0o600)
     served = serve(config=f'[http]\ntoken = {{file = "{tmp_path / "token"}"}}\n')
     assert (await _post(served.url)).status_code == 401
-    assert (await _post(served.url, Authorization="Bearer file-token")).status_code == 200
+    bearer = "Bearer file-token-0123456789"
+    assert (await _post(served.url, Authorization=bearer)).status_code == 200
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "::"])

@@ -20,6 +20,8 @@ log = logging.getLogger(__name__)
 
 #: The most a token file may hold: a token is a line, and `/dev/zero` must not fill memory.
 MAX_TOKEN_FILE_BYTES = 4096
+#: The shortest token accepted: guessing 16 random characters over HTTP is hopeless.
+MIN_TOKEN_CHARS = 16
 #: Host names that always mean this machine.
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 WILDCARD_HOSTS = ("0.0.0.0", "::", "")
@@ -132,6 +134,14 @@ def _resolve_token(ref: SecretRef, env: Mapping[str, str], key: str) -> Secret:
             f"{where}, whose value has characters a client cannot send in an Authorization "
             "header (only printable ASCII); generate one with "
             '`python -c "import secrets; print(secrets.token_urlsafe(32))"`'
+        )
+    if len(value) < MIN_TOKEN_CHARS:
+        # Neither the bearer check nor the page's login slows down after failures: the
+        # token's length is what makes guessing it hopeless.
+        raise ConfigError(
+            f"{where}, which is {len(value)} characters; a token needs at least "
+            f"{MIN_TOKEN_CHARS} (generate one with "
+            '`python -c "import secrets; print(secrets.token_urlsafe(32))"`)'
         )
     return token
 
