@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import mcp_types as types
 
-from prixfixe.config import STORE_URL_ENV, LoadedConfig, home_dir, load_config, store_url
+from prixfixe.config import (
+    LoadedConfig,
+    home_dir,
+    load_config,
+    shared_store_url,
+    store_url,
+)
 from prixfixe.core.calls import PluginCrash, call_plugin
 from prixfixe.core.facets import Exposure, check_known_facets, resolve_exposure
 from prixfixe.core.plugins import PluginInfo, build_plugin_manager, collect
@@ -337,8 +343,7 @@ class App:
         if limit is None:
             return None
         connection = connection_of(request)
-        shared = bool(self.env.get(STORE_URL_ENV, "").strip() or self.config.model.store.url)
-        if connection is None and shared:
+        if connection is None and shared_store_url(self.config.model, self.env) is not None:
             scope = f"leash.max_calls:{limit}:{leash.valid_for_generation}"
             count = await anyio.to_thread.run_sync(self._count_shared, scope)
             if count <= limit:

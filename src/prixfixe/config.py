@@ -485,10 +485,16 @@ def home_dir(env: Mapping[str, str]) -> Path:
     return user_data_path("prixfixe", appauthor=False)
 
 
+def shared_store_url(model: ConfigModel, env: Mapping[str, str]) -> str | None:
+    """The PostgreSQL URL in force (`$PRIXFIXE_STORE_URL`, else `[store] url`), without
+    resolving its password; None: the local SQLite store."""
+    return env.get(STORE_URL_ENV, "").strip() or model.store.url
+
+
 def store_url(model: ConfigModel, env: Mapping[str, str]) -> tuple[str | None, Secret | None]:
     """The PostgreSQL URL in force (`$PRIXFIXE_STORE_URL`, else `[store] url`) and its
     password (`[store] password`, resolved); `(None, None)`: the local SQLite store."""
-    url = env.get(STORE_URL_ENV, "").strip() or model.store.url
+    url = shared_store_url(model, env)
     if url is None or model.store.password is None:
         return url, None
     return url, model.store.password.resolve(env, key="store.password")

@@ -14,7 +14,6 @@ import httpx2
 import pytest
 
 from prixfixe.app import App
-from prixfixe.web.render import svg_for_page
 from tests.mcp.http.conftest import Served, start, wait_ready
 
 ROUTINE = "service"
@@ -307,19 +306,6 @@ def test_the_budget_is_drawn_as_svg_with_the_same_numbers_in_a_table(site: Site)
         assert "<figcaption>" in figure.group(1)
     assert '<th scope="col">Listed tokens</th>' in budget
     assert "<td>core</td>" in budget
-
-
-def test_an_svg_plot_is_readied_for_the_pages_style_policy() -> None:
-    svg = (
-        '<svg xmlns="http://www.w3.org/2000/svg"><defs><style>*{stroke:red}</style></defs>'
-        '<path d="M0 0" style="fill: #4477aa; stroke-width: 0.8; white-space: pre" '
-        'stroke-width="2"/></svg>'
-    )
-    ready = svg_for_page(svg)
-    assert "style" not in ready
-    assert 'fill="#4477aa"' in ready
-    assert 'stroke-width="2"' in ready  # an attribute already there wins
-    assert "white-space" not in ready  # not a presentation attribute
 
 
 def test_the_fragments_are_the_inner_html_of_the_live_sections(site: Site) -> None:

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from prixfixe.web.budget import Budget, BudgetRow, token_budget
-from prixfixe.web.plots import budget_svgs
+from prixfixe.web.plots import _presentation, budget_svgs
 from tests.conftest import AppFactory
 from tests.plugin_fixtures import WeatherPlugin, many_tools_plugin
 
@@ -105,12 +105,12 @@ def test_text_axes_and_budget_line_take_the_pages_text_colour(budget: Budget) ->
     assert "currentColor" in facets
     assert "#010203" not in facets.lower()
     root = ET.fromstring(facets)
-    styles = [t.get("style", "") for t in root.iter(f"{SVG}text")]
-    assert styles
-    assert all("fill: currentColor" in s for s in styles)
+    fills = [t.get("fill") for t in root.iter(f"{SVG}text")]
+    assert fills
+    assert all(fill == "currentColor" for fill in fills)
     # No background is painted: the figure's and the axes' rectangles are unfilled.
     (figure,) = [g for g in root.iter(f"{SVG}g") if g.get("id") == "budget-facets-patch_1"]
-    assert "fill: none" in figure[0].get("style", "")
+    assert figure[0].get("fill") == "none"
 
 
 def test_bars_are_labelled_with_their_values_and_rows_with_their_names(budget: Budget) -> None:
@@ -205,3 +205,25 @@ def test_importing_the_plots_module_does_not_import_matplotlib() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
     assert out.stdout.strip() == "False"
+
+
+def test_an_svg_plot_is_readied_for_the_pages_style_policy() -> None:
+    svg = (
+        '<svg xmlns="http://www.w3.org/2000/svg"><defs><style>*{stroke:red}</style></defs>'
+        '<path d="M0 0" style="fill: #4477aa; stroke-width: 0.8; white-space: pre" '
+        'stroke-width="2"/></svg>'
+    )
+    root = ET.fromstring(svg)
+    _presentation(root)
+    ready = ET.tostring(root, encoding="unicode")
+    assert "style" not in ready
+    assert 'fill="#4477aa"' in ready
+    assert 'stroke-width="2"' in ready  # an attribute already there wins
+    assert "white-space" not in ready  # not a presentation attribute
+
+
+def test_the_plots_have_no_style_the_pages_policy_would_ignore(make_app: AppFactory) -> None:
+    for svg in _svgs(token_budget(make_app())).values():
+        assert "<style" not in svg
+        assert " style=" not in svg
+        assert 'fill="#4477aa"' in svg or 'fill="#c46028"' in svg

@@ -3,7 +3,6 @@ as real subprocesses."""
 
 from __future__ import annotations
 
-import queue
 import signal
 import subprocess
 import sys
@@ -13,17 +12,17 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from tests.mcp.http.conftest import ServeFactory, server_env
+from tests.mcp.http.conftest import ServeFactory, server_env, wait_ready
 from tests.mcp.http.conftest import serve as serve  # the fixture: a server per test
 
 READY = "prixfixe: serving the web page on "
 
 
-def start_web(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
+def start_web(tmp_path: Path, *args: str, **env: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "prixfixe", "web", *args],
         cwd=tmp_path,
-        env=server_env(tmp_path),
+        env=server_env(tmp_path, **env),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -31,31 +30,15 @@ def start_web(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
     )
 
 
-def ready_url(process: subprocess.Popen[str], timeout: float = 30) -> tuple[str, list[str]]:
-    """The page's URL from the ready line (read with a bound), and the lines so far."""
-    lines: queue.Queue[str | None] = queue.Queue()
-
-    def pump() -> None:
-        assert process.stderr is not None
-        for line in process.stderr:
-            lines.put(line.rstrip("\n"))
-        lines.put(None)
-
-    threading.Thread(target=pump, daemon=True).start()
-    seen: list[str] = []
-    while True:
-        line = lines.get(timeout=timeout)
-        if line is None:
-            raise AssertionError(f"prixfixe web exited ({process.wait()}): {seen}")
-        seen.append(line)
-        if line.startswith(READY):
-            return line[len(READY) :].split(" ", 1)[0], seen
+def ready_url(process: subprocess.Popen[str]) -> str:
+    """The page's URL, from `prixfixe web`'s ready line."""
+    return wait_ready(process, ready=READY).url
 
 
 def test_prixfixe_web_serves_the_page_on_loopback_and_stops_on_ctrl_c(tmp_path: Path) -> None:
     process = start_web(tmp_path, "--port", "0")
     try:
-        url, _ = ready_url(process)
+        url = ready_url(process)
         assert url.startswith("http://127.0.0.1:")
         assert url.endswith("/")
         today = httpx2.get(url, timeout=30)
@@ -82,18 +65,9 @@ def test_prixfixe_web_open_hands_the_page_url_to_the_browser(tmp_path: Path) -> 
     browser = tmp_path / "browser.sh"
     browser.write_text(f'#!/bin/sh\nprintf "%s" "$1" > "{opened}"\n', encoding="utf-8")
     browser.chmod(0o755)
-    env = {**server_env(tmp_path), "BROWSER": str(browser)}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "prixfixe", "web", "--port", "0", "--open"],
-        cwd=tmp_path,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = start_web(tmp_path, "--port", "0", "--open", BROWSER=str(browser))
     try:
-        url, _ = ready_url(process)
+        url = ready_url(process)
         # The browser is started once the server answers; it has written the URL by the time
         # a request to the page is answered or soon after: wait for the file, bounded.
         assert httpx2.get(url, timeout=30).status_code == 200

@@ -11,8 +11,9 @@ scheduled onto it, as `resources/notify.py` does for resource subscriptions.
 Observers hear only this process's writes (and, on PostgreSQL, other instances' record
 writes): a report `prixfixe run` keeps from another process, or a record it writes to the
 SQLite file, is not announced to this one. So each stream also looks at the store every
-`POLL_SECONDS` (two small reads: the store generation and the newest report's) and sends what
-moved that no observer announced.
+`POLL_SECONDS` (two small reads: the store generation and the newest report's, one read
+shared by the streams that poll at about the same time) and sends what moved that no
+observer announced.
 
 A stream ends when the client goes, or when the server stops (it is a GET behind
 `RequestLimits`, which ends standing streams after the grace).
@@ -77,6 +78,8 @@ class Changes:
         self.app = app
         # Weak: a stream whose body never started (its client left first) drops its listener.
         self._listeners: weakref.WeakSet[_Listener] = weakref.WeakSet()
+        #: The last poll's `snapshot` and when it was read (the event loop's clock).
+        self._last: tuple[float, tuple[int, int]] | None = None
         self._token: anyio.lowlevel.EventLoopToken | None = None
         self._loop_thread: int | None = None
         app.observe_store(self.observe)
@@ -109,6 +112,16 @@ class Changes:
         newest = rows[0][0] if rows and rows[0][0] is not None else 0
         return store.generation(), int(newest)
 
+    async def _polled(self) -> tuple[int, int]:
+        """`snapshot`, shared by the open streams: each polls every `POLL_SECONDS`, and one
+        read serves all that poll within half of that (not one read per open page)."""
+        now = anyio.current_time()
+        if self._last is not None and now - self._last[0] < POLL_SECONDS / 2:
+            return self._last[1]
+        seen = await anyio.to_thread.run_sync(self.snapshot)
+        self._last = (anyio.current_time(), seen)
+        return seen
+
     async def events(self, request: Request, listener: _Listener) -> AsyncIterator[ServerSentEvent]:
         """One page's stream: each topic's newest generation, as it changes, for at most
         `STREAM_SECONDS` (the browser then opens another)."""
@@ -130,7 +143,7 @@ class Changes:
                     seen = max([seen, *pending.values()])
                     report = max(report, pending.get("report", 0))
                 else:
-                    generation, newest = await anyio.to_thread.run_sync(self.snapshot)
+                    generation, newest = await self._polled()
                     if generation > seen:
                         if newest != report:
                             pending["report"] = report = newest

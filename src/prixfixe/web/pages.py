@@ -22,7 +22,6 @@ from prixfixe.store.faults import MAX_SQLITE_INT
 from prixfixe.web import views
 from prixfixe.web.auth import Session, Sessions, cookie_header, safe_next
 from prixfixe.web.live import Changes
-from prixfixe.web.render import svg_for_page
 
 if TYPE_CHECKING:
     from prixfixe.app import App
@@ -258,12 +257,7 @@ class Pages:
 
 
 def _plots(budget: Any) -> dict[str, str] | None:
-    """The budget's SVG plots, or None when the plotting module or matplotlib is missing."""
-    try:
-        from prixfixe.web.plots import budget_svgs
-    except ImportError:
-        return None
-    svgs: dict[str, str] | None = budget_svgs(budget)
-    if svgs is None:
-        return None
-    return {name: svg_for_page(svg) for name, svg in svgs.items()}
+    """The budget's SVG plots, or None when matplotlib is missing."""
+    from prixfixe.web.plots import budget_svgs
+
+    return budget_svgs(budget)

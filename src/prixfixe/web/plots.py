@@ -8,8 +8,10 @@ listed tools cost (`budget-listed`) and what all its tools would cost listed (`b
 The SVG is ready for HTML: no prolog or DOCTYPE, `width="100%"` and a `viewBox` (it scales
 down on a phone), `role="img"` with a `<title>` and an `aria-label`, a transparent background,
 and every text, axis and the budget line drawn in `currentColor`, so it takes the page's text
-colour on a light or a dark background. The two bar colours are mid-tones (Paul Tol's blue,
-a darkened orange) with at least 3:1 contrast against both white and near-black.
+colour on a light or a dark background; no `style` attribute or element, which the page's
+Content-Security-Policy (`style-src 'self'`) would ignore, only presentation attributes. The
+two bar colours are mid-tones (Paul Tol's blue, a darkened orange) with at least 3:1 contrast
+against both white and near-black.
 Output is deterministic: fixed hash salt, no date, ids derived from the content.
 """
 
@@ -188,7 +190,8 @@ def _finish(
     for metadata in root.findall(f"{{{SVG_NS}}}metadata"):
         root.remove(metadata)
     # matplotlib's `<style>*{stroke-linejoin: round; stroke-linecap: butt}</style>` would
-    # style the whole page once inlined: the same two (inherited) properties on the root.
+    # style the whole page once inlined (`_presentation` drops it): the same two (inherited)
+    # properties on the root.
     for defs in root.findall(f"{{{SVG_NS}}}defs"):
         for style in defs.findall(f"{{{SVG_NS}}}style"):
             defs.remove(style)
@@ -209,10 +212,42 @@ def _finish(
             value = element.get(name)
             if value is not None and _INK in value.lower():
                 element.set(name, value.replace(_INK, _CURRENT).replace(_INK.upper(), _CURRENT))
+    _presentation(root)
     for key in SERIES:
         _group(root, key, rows, labels)
     _scope_ids(root, f"budget-{plot}-")
     return ET.tostring(root, encoding="unicode")
+
+
+#: CSS properties an SVG element also takes as attributes (SVG 1.1 presentation attributes).
+PRESENTATION = frozenset(
+    (
+        *("clip-path", "clip-rule", "color", "display", "dominant-baseline"),
+        *("fill", "fill-opacity", "fill-rule", "opacity", "visibility"),
+        *("font-family", "font-size", "font-style", "font-weight", "text-anchor"),
+        *("stroke", "stroke-dasharray", "stroke-dashoffset", "stroke-linecap"),
+        *("stroke-linejoin", "stroke-miterlimit", "stroke-opacity", "stroke-width"),
+    )
+)
+
+
+def _presentation(root: ET.Element) -> None:
+    """Ready for a page whose `style-src 'self'` ignores `style` attributes and `<style>`
+    elements: every `<style>` goes, and each `style` declaration becomes the presentation
+    attribute of the same name (an attribute already there wins); anything else is dropped."""
+    for parent in list(root.iter()):
+        for child in list(parent):
+            if child.tag in (f"{{{SVG_NS}}}style", "style"):
+                parent.remove(child)
+    for element in root.iter():
+        style = element.attrib.pop("style", None)
+        if style is None:
+            continue
+        for declaration in style.split(";"):
+            name, _, value = declaration.partition(":")
+            name, value = name.strip().lower(), value.strip()
+            if name in PRESENTATION and value and name not in element.attrib:
+                element.set(name, value)
 
 
 def _group(root: ET.Element, key: str, rows: Sequence[BudgetRow], labels: Sequence[str]) -> None:
@@ -253,7 +288,7 @@ def _scope_ids(root: ET.Element, prefix: str) -> None:
         if (old := element.get("id")) in renamed:
             element.set("id", renamed[old])
         for name, value in element.attrib.items():
-            if "#" not in value or (name == "style" and "url(#" not in value):
+            if "#" not in value:
                 continue
             if value.startswith("#") and value[1:] in renamed:
                 element.set(name, "#" + renamed[value[1:]])

@@ -130,8 +130,9 @@ def start(
     )
 
 
-def wait_ready(process: subprocess.Popen[str], timeout: float = 30) -> Served:
-    """Read stderr until the ready line (bounded); the URL is on it."""
+def wait_ready(process: subprocess.Popen[str], timeout: float = 30, ready: str = READY) -> Served:
+    """Read stderr until the ready line, the one starting with `ready` (bounded); the URL is
+    on it (`prixfixe web`'s names the page's)."""
     lines: queue.Queue[str | None] = queue.Queue()
 
     def pump() -> None:
@@ -151,8 +152,8 @@ def wait_ready(process: subprocess.Popen[str], timeout: float = 30) -> Served:
         if line is None:
             raise AssertionError(f"server exited ({process.wait()}): {seen}")
         seen.append(line)
-        if line.startswith(READY):
-            url = line[len(READY) :].split(" ", 1)[0]
+        if line.startswith(ready):
+            url = line[len(ready) :].split(" ", 1)[0]
             return Served(process, url, seen, lines)
 
 
