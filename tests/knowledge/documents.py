@@ -74,3 +74,49 @@ def encrypt_pdf(data: bytes, user_password: str) -> bytes:
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()
+
+
+def make_nested_pdf(depth: int, fanout: int, *, pages: int = 1, text: str = "laugh") -> bytes:
+    """A PDF of a few KB whose every page draws `fanout ** depth` copies of `text`: each form
+    XObject draws the one below it `fanout` times (the PDF form of a "billion laughs")."""
+    from pypdf import PdfReader, PdfWriter
+
+    first_form = 4
+    content = first_form + depth + 1
+    first_page = content + 1
+    kids = " ".join(f"{first_page + i} 0 R" for i in range(pages))
+    objects = [
+        "<< /Type /Catalog /Pages 2 0 R >>",
+        f"<< /Type /Pages /Kids [{kids}] /Count {pages} >>",
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    xobjects = " ".join(f"/X{level} {first_form + level} 0 R" for level in range(depth + 1))
+    resources = f"<< /Font << /F1 3 0 R >> /XObject << {xobjects} >> >>"
+    for level in range(depth + 1):
+        body = f"BT /F1 12 Tf ({text}) Tj ET" if level == 0 else f"/X{level - 1} Do " * fanout
+        objects.append(
+            f"<< /Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources {resources} "
+            f"/Length {len(body)} >>\nstream\n{body}\nendstream"
+        )
+    top = f"/X{depth} Do"
+    objects.append(f"<< /Length {len(top)} >>\nstream\n{top}\nendstream")
+    objects += [
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+        f"/Resources {resources} /Contents {content} 0 R >>"
+    ] * pages
+    raw = io.BytesIO()
+    raw.write(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(raw.tell())
+        raw.write(f"{number} 0 obj\n{body}\nendobj\n".encode("latin-1"))
+    xref = raw.tell()
+    raw.write(f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode())
+    for offset in offsets:
+        raw.write(f"{offset:010d} 00000 n \n".encode())
+    raw.write(
+        f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    )
+    out = io.BytesIO()
+    PdfWriter(clone_from=PdfReader(io.BytesIO(raw.getvalue()))).write(out)
+    return out.getvalue()

@@ -21,7 +21,7 @@ from prixfixe.knowledge.formats import (
 from prixfixe.knowledge.ingest import Skipped
 from prixfixe.store.api import OwnerSlice
 from tests.knowledge.conftest import Ingest
-from tests.knowledge.documents import PAGE, encrypt_pdf, make_pdf
+from tests.knowledge.documents import PAGE, encrypt_pdf, make_nested_pdf, make_pdf
 
 
 def test_html_becomes_markdown_that_chunks_along_its_headings() -> None:
@@ -111,6 +111,48 @@ def test_unreadable_pdfs_are_not_documents_and_say_why(monkeypatch: pytest.Monke
     monkeypatch.setattr("prixfixe.knowledge.formats.MAX_PDF_PAGES", 2)
     with pytest.raises(NotADocument, match="a PDF of 3 pages; the limit is 2"):
         pdf_to_markdown(pdf)
+
+
+def _count_page_extractions(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    from pypdf import PageObject
+
+    extracted: list[int] = []
+    original = PageObject.extract_text
+
+    def counting(self: PageObject, *args: object, **kwargs: object) -> str:
+        extracted.append(1)
+        return original(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(PageObject, "extract_text", counting)
+    return extracted
+
+
+def test_a_pdf_over_the_size_limit_stops_at_the_page_that_crosses_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 8 pages of 1,000 "laugh"s each, from a file of a few KB: the first page's text is over a
+    # 2,000-byte limit, so the other seven are never extracted.
+    pdf = make_nested_pdf(3, 10, pages=8)
+    monkeypatch.setattr("prixfixe.knowledge.formats.MAX_DOCUMENT_BYTES", 2000)
+    extracted = _count_page_extractions(monkeypatch)
+    with pytest.raises(NotADocument, match="its text is larger than 2000 bytes"):
+        pdf_to_markdown(pdf)
+    assert len(extracted) == 1
+
+
+def test_a_pdf_that_costs_more_cpu_than_its_size_allows_is_refused_while_extracting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Each page draws 10,000 form invocations from a few KB (about 2 s of CPU a page here,
+    # so the whole file took about 20 s before the budget): refused once the budget is spent.
+    pdf = make_nested_pdf(2, 100, pages=8)
+    monkeypatch.setattr("prixfixe.knowledge.formats.PDF_BASE_SECONDS", 0.2)
+    extracted = _count_page_extractions(monkeypatch)
+    with pytest.raises(NotADocument, match="costs more than 0 s of CPU to extract"):
+        pdf_to_markdown(pdf)
+    assert len(extracted) < 8
+    # An ordinary PDF of the same page count is well inside it.
+    assert pdf_to_markdown(make_pdf(["one page"] * 8)).text.count("## Page") == 8
 
 
 def test_without_the_pdf_extra_a_pdf_is_skipped_naming_the_extra(

@@ -432,6 +432,30 @@ def test_jsonc_keeps_line_numbers_across_block_comments() -> None:
     assert caught.value.lineno == 5
 
 
+@pytest.mark.parametrize(
+    ("hostile", "problem"),
+    [
+        (",/*" * 40_000, "Unterminated comment"),
+        ('"\\' * 60_000, "Unterminated string"),
+        ("[" + ", /* c */" * 15_000, "Expecting value"),
+        ("[" + "," * 120_000, "Expecting value"),
+        ("//\n" * 40_000 + "{", "Expecting property name"),
+    ],
+)
+@pytest.mark.timeout(20)  # a hang guard: the quadratic stripper took minutes on these
+def test_jsonc_strips_hostile_files_in_one_pass(hostile: str, problem: str) -> None:
+    with pytest.raises(json.JSONDecodeError) as caught:
+        parse_jsonc(hostile)
+    assert caught.value.msg.startswith(problem)
+
+
+def test_jsonc_trailing_comma_after_comments_keeps_its_place() -> None:
+    assert parse_jsonc('[1, /* a */ // b\n 2 , // c\n /* d */ ]') == [1, 2]
+    assert parse_jsonc('{"a": 1 /* x */ , "b": "," , }') == {"a": 1, "b": ","}
+    with pytest.raises(json.JSONDecodeError):
+        parse_jsonc("[1, 2] / ")
+
+
 # -- names ------------------------------------------------------------------------------------
 
 

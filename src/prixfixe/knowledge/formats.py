@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import logging
 import re
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import PurePath
@@ -28,6 +29,10 @@ MAX_DOCUMENT_BYTES = 1 << 20
 #: The largest PDF file read; its text must still fit `MAX_DOCUMENT_BYTES`.
 MAX_PDF_BYTES = 32 << 20
 MAX_PDF_PAGES = 2000
+#: The CPU time one PDF's text may cost: a base, and more for each byte of the file, so the work
+#: stays proportional to the input (a few KB of nested forms can otherwise ask for minutes).
+PDF_BASE_SECONDS = 2.0
+PDF_SECONDS_PER_MB = 5.0
 #: HTML nested deeper than this is stored as plain text (the converter recurses per level).
 MAX_HTML_DEPTH = 200
 PDF_EXTRA = "pip install 'prixfixe[pdf]'"
@@ -202,28 +207,78 @@ def pdf_to_markdown(data: bytes) -> Converted:
         count = len(reader.pages)
         if count > MAX_PDF_PAGES:
             raise NotADocument(f"a PDF of {count} pages; the limit is {MAX_PDF_PAGES}")
-        pages = [page.extract_text() or "" for page in reader.pages]
+        budget = _PdfBudget(len(data))
+        parts: list[str] = []
+        any_text = False
+        for number, page in enumerate(reader.pages, start=1):
+            text = page.extract_text(
+                visitor_operand_before=budget.operation, visitor_text=budget.text
+            )
+            budget.check()
+            body = _escape_markdown_lines((text or "").strip())
+            any_text = any_text or bool(body)
+            parts.append(f"## Page {number}\n\n{body}\n\n" if body else f"## Page {number}\n\n")
+            budget.page(parts[-1])
         declared = reader.metadata.title if reader.metadata else None
     except NotADocument:
         raise
     except Exception as exc:  # noqa: BLE001 - pypdf on untrusted bytes: any failure means unreadable
         raise NotADocument(f"a PDF that cannot be read ({_pdf_problem(exc)})") from None
-    if not any(page.strip() for page in pages):
+    if not any_text:
         raise NotADocument("a PDF with no text (scanned pages would need OCR)")
-    parts: list[str] = []
-    size = 0
-    for number, page in enumerate(pages, start=1):
-        body = _escape_markdown_lines(page.strip())
-        part = f"## Page {number}\n\n{body}\n\n" if body else f"## Page {number}\n\n"
-        size += len(part.encode("utf-8"))
-        if size > MAX_DOCUMENT_BYTES:
-            raise NotADocument(
-                f"its text is larger than {MAX_DOCUMENT_BYTES} bytes, the limit for one document"
-            )
-        parts.append(part)
     text = "".join(parts).rstrip("\n") + "\n"
     title = " ".join(str(declared).split()) if declared else None
     return Converted(text, "markdown", title=title or None, headings_are_titles=False)
+
+
+class _PdfBudget:
+    """What extracting one PDF's text may cost, checked while pypdf works (its visitors run at
+    every content operator, inside nested forms too), so a hostile file is refused as soon as it
+    is over, never after it was extracted whole: the text produced (raw, and as the pages
+    written so far) against `MAX_DOCUMENT_BYTES`, and this thread's CPU time against a budget
+    that grows with the file's size.
+
+    pypdf catches what a visitor raises inside a form XObject (it logs the form as undecodable
+    and goes on), so the first refusal is kept, every later operator raises it again at once
+    (the page unwinds without doing its work), and `check` raises it after the page."""
+
+    def __init__(self, size: int) -> None:
+        seconds = PDF_BASE_SECONDS + PDF_SECONDS_PER_MB * size / (1 << 20)
+        self._seconds = seconds
+        self._deadline = time.thread_time() + seconds
+        self._raw = 0
+        self._written = 0
+        self._over: NotADocument | None = None
+
+    def operation(self, *_: object) -> None:
+        if self._over is None and time.thread_time() > self._deadline:
+            self._over = NotADocument(
+                f"a PDF whose text costs more than {self._seconds:.0f} s of CPU to extract "
+                "(the limit grows with the file's size)"
+            )
+        self.check()
+
+    def text(self, text: str, *_: object) -> None:
+        self._raw += len(text.encode("utf-8", "replace"))
+        if self._over is None and self._raw > MAX_DOCUMENT_BYTES:
+            self._over = _too_large()
+        self.check()
+
+    def page(self, part: str) -> None:
+        self._written += len(part.encode("utf-8", "replace"))
+        if self._over is None and self._written > MAX_DOCUMENT_BYTES:
+            self._over = _too_large()
+        self.check()
+
+    def check(self) -> None:
+        if self._over is not None:
+            raise self._over
+
+
+def _too_large() -> NotADocument:
+    return NotADocument(
+        f"its text is larger than {MAX_DOCUMENT_BYTES} bytes, the limit for one document"
+    )
 
 
 def _pdf_problem(exc: Exception) -> str:

@@ -14,24 +14,69 @@ from prixfixe.errors import PrixfixeError
 #: The largest client configuration read: `~/.claude.json` also keeps project history.
 MAX_SOURCE_BYTES = 64 * 1024 * 1024
 
-#: Strings and comments of JSONC, and a comma with only space or comments before `}` or `]`.
-_BLOCK_COMMENT = r"/\*(?:[^*]|\*(?!/))*\*/"
-_JSONC_TOKEN = re.compile(
-    rf'"[^"\\]*(?:\\.[^"\\]*)*"|//[^\n]*|{_BLOCK_COMMENT}|,(?=(?:\s|//[^\n]*|{_BLOCK_COMMENT})*[}}\]])'
-)
+#: What the scan looks for outside strings, and, after a comma, what decides whether it trails.
+_SPECIAL = re.compile(r'["/,]')
+_NON_SPACE = re.compile(r"\S")
+#: The rest of a string after its opening quote (possessive: never rescanned on failure).
+_STRING_REST = re.compile(r'[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)
+
+
+def strip_jsonc(text: str) -> str:
+    """`text` as plain JSON: comments blanked (a block comment leaves its newlines, so a parse
+    error's line number still points into the file) and a comma dropped when only space or
+    comments stand between it and `}` or `]`.
+
+    One pass, linear in the text whatever it holds: each character is looked at a bounded
+    number of times (a hostile file of unclosed strings or comments cannot make it quadratic).
+    An unterminated string is left as it is, for the JSON parser to name; an unterminated block
+    comment is an error here."""
+    parts: list[str] = []
+    kept = 0  # text[kept:] is not in parts yet
+    pos = 0
+    held = -1  # the index in parts of a comma that may yet be dropped
+    while True:
+        found = (_NON_SPACE if held >= 0 else _SPECIAL).search(text, pos)
+        if found is None:
+            break
+        at = found.start()
+        if text.startswith("//", at):
+            end = text.find("\n", at)
+            end = len(text) if end < 0 else end
+            parts.append(text[kept:at])
+            kept = pos = end
+            continue
+        if text.startswith("/*", at):
+            end = text.find("*/", at + 2)
+            if end < 0:
+                raise json.JSONDecodeError("Unterminated comment", text, at)
+            parts.append(text[kept:at])
+            parts.append("\n" * text.count("\n", at, end))
+            kept = pos = end + 2
+            continue
+        if held >= 0:
+            parts[held] = "" if text[at] in "}]" else ","
+            held = -1
+            pos = at
+            continue
+        if text[at] == '"':
+            rest = _STRING_REST.match(text, at + 1)
+            if rest is None:
+                break
+            pos = rest.end()
+        elif text[at] == ",":
+            parts.append(text[kept:at])
+            held = len(parts)
+            parts.append(",")
+            kept = pos = at + 1
+        else:  # a lone "/": not JSON, left for the parser to name
+            pos = at + 1
+    parts.append(text[kept:])
+    return "".join(parts)
 
 
 def parse_jsonc(text: str) -> Any:
-    """JSON with comments and trailing commas (VS Code's JSONC). Comments become blanks that keep
-    their newlines, so a parse error's line number still points into the file."""
-
-    def blank(match: re.Match[str]) -> str:
-        token = match.group(0)
-        if token.startswith('"'):
-            return token
-        return "\n" * token.count("\n") if token.startswith("/") else ""
-
-    return json.loads(_JSONC_TOKEN.sub(blank, text))
+    """JSON with comments and trailing commas (VS Code's JSONC)."""
+    return json.loads(strip_jsonc(text))
 
 
 def read_client_config(path: Path) -> dict[str, Any]:
