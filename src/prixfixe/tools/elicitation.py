@@ -43,7 +43,7 @@ from prixfixe.curation.calls import call_text, example_arguments, example_value
 from prixfixe.declarations.interaction import Elicit, InputRequired
 from prixfixe.declarations.tool import ToolContext
 from prixfixe.errors import ArgumentProblem, ConfigError, InvalidArgumentsError
-from prixfixe.tools.validation import validate_arguments
+from prixfixe.tools.validation import check_arguments
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -134,7 +134,7 @@ async def settle_arguments(
     if not asking or not _in_a_round(request):  # the common case, kept cheap
         try:
             with plugin_errors(f"tool {entry.name!r}"):  # input models are the plugin's code
-                return Settled(validate_arguments(entry, arguments), request)
+                return Settled(await check_arguments(entry, arguments), request)
         except InvalidArgumentsError as exc:
             if not asking:
                 return fallback_result(host, entry, arguments, exc, request)
@@ -170,7 +170,7 @@ class _Round:
         answers = mine.get("answers")
         answers = dict(answers) if isinstance(answers, Mapping) else {}
         arguments = self._merged(answers)
-        checked = self._validate(arguments)
+        checked = await self._validate(arguments)
         if not isinstance(checked, InvalidArgumentsError):
             return Settled(checked, self._handler_request(handler_state), answers)
         failed = checked
@@ -188,7 +188,7 @@ class _Round:
             raise InputRequired({KEY: form}, _envelope({"asked": _form_fields(form)}, None))
         if not isinstance(answer, Mapping):
             return self._fallback(arguments, failed)
-        return self._answered(answer, form, arguments)
+        return await self._answered(answer, form, arguments)
 
     @property
     def _params(self) -> Mapping[str, Any]:
@@ -204,10 +204,12 @@ class _Round:
             return self.arguments
         return {**self.arguments, **answers}
 
-    def _validate(self, arguments: Any) -> BaseModel | dict[str, Any] | InvalidArgumentsError:
+    async def _validate(
+        self, arguments: Any
+    ) -> BaseModel | dict[str, Any] | InvalidArgumentsError:
         try:
             with plugin_errors(f"tool {self.entry.name!r}"):
-                return validate_arguments(self.entry, arguments)
+                return await check_arguments(self.entry, arguments)
         except InvalidArgumentsError as exc:
             return exc
 
@@ -222,7 +224,7 @@ class _Round:
         except MCPError:  # the client could not show the form: the model fixes the call
             return None
 
-    def _answered(
+    async def _answered(
         self, answer: Mapping[str, Any], form: Elicit, arguments: Any
     ) -> Settled | types.CallToolResult:
         asked = _form_fields(form)
@@ -234,7 +236,7 @@ class _Round:
         content = answer.get("content")
         given = _answer_values(form, content if isinstance(content, Mapping) else {})
         merged = {**arguments, **given} if isinstance(arguments, Mapping) else given
-        checked = self._validate(merged)
+        checked = await self._validate(merged)
         if isinstance(checked, InvalidArgumentsError):
             return self._fallback(merged, checked)
         return Settled(checked, self._handler_request(None), given)
