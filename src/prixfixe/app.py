@@ -476,7 +476,10 @@ class App:
         entry = self.reachable(name)
         what = f"tool {name!r}"
         try:
-            settled = await settle_arguments(self, entry, arguments, request, self.config.model.mcp)
+            model = self.config.model
+            settled = await settle_arguments(
+                self, entry, arguments, request, model.mcp, model.servers
+            )
             if isinstance(settled, types.CallToolResult):
                 return settled  # invalid arguments, not asked for (or answered no)
             context = ToolContext(app=self, request=settled.request, owner=entry.tool.owner)
