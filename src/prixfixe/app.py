@@ -166,9 +166,7 @@ class App:
             self.servers, servers, self.exposure, server, tool, arguments, _CALLING.get()
         )
 
-    async def admit_mounted(
-        self, request: ServerRequestContext[Any] | None, counted: bool
-    ) -> None:
+    async def admit_mounted(self, request: ServerRequestContext[Any] | None, counted: bool) -> None:
         """Let one request reach a mounted server, or raise `LeashLimitError`: past
         `valid_for_generation` none does, and `counted` ones count against `max_calls` for
         the session asking (`count_call`; a person at the CLI has no session to count)."""

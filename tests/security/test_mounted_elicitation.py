@@ -89,7 +89,8 @@ async def test_allowed_asking_names_the_server_and_never_asks_for_a_secret_looki
     login = await _call(app, person, "login")
     both = await _call(app, person, "both")
     assert person.forms == []
-    assert login.is_error is True and both.is_error is True
+    assert login.is_error is True
+    assert both.is_error is True
     assert received(log, "tools/call") == []
     clone = await _call(app, person, "clone")
     (form,) = person.forms

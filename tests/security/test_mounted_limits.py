@@ -60,9 +60,7 @@ async def _tool(client: Client) -> Any:
 async def test_max_calls_counts_every_request_to_a_mounted_server(
     make_app: AppFactory, tmp_path: Path, request_: Request, method: str
 ) -> None:
-    config, log = hostile_table(
-        tmp_path, [ECHO], extra="[leash]\nmax_calls = 2\n"
-    )
+    config, log = hostile_table(tmp_path, [ECHO], extra="[leash]\nmax_calls = 2\n")
     app = make_app(config=config, plugins=[])
     async with Client(build_server(app), mode="legacy") as client:
         await ready(app)  # its prompts are registered once its lists are read

@@ -72,9 +72,7 @@ async def call_tool(
 async def list_resources(
     ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
 ) -> types.ListResourcesResult:
-    return types.ListResourcesResult(
-        resources=[types.Resource(uri="hostile://note", name="note")]
-    )
+    return types.ListResourcesResult(resources=[types.Resource(uri="hostile://note", name="note")])
 
 
 async def list_templates(

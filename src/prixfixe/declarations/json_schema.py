@@ -49,14 +49,14 @@ def deadline(seconds: float) -> Iterator[None]:
 def _refuse(uri: str) -> Any:
     from referencing.exceptions import NoSuchResource
 
-    raise NoSuchResource(ref=uri)
+    raise NoSuchResource(ref=uri)  # type: ignore[call-arg]  # an attrs class
 
 
 def local_registry() -> Registry[Any]:
     """A registry that retrieves nothing: every ref outside the document is unresolvable."""
     from referencing import Registry
 
-    return Registry(retrieve=_refuse)
+    return Registry(retrieve=_refuse)  # type: ignore[call-arg]  # an attrs class
 
 
 def local_validator(schema: Mapping[str, Any], *, raw: bool) -> Validator:
@@ -69,7 +69,7 @@ def local_validator(schema: Mapping[str, Any], *, raw: bool) -> Validator:
     cls = validator_for(schema, default=Draft202012Validator)
     if raw:
         cls = _regex_free(cls, _mentions(schema, "patternProperties"))
-    return cls(schema, registry=local_registry())  # type: ignore[call-arg]
+    return cls(schema, registry=local_registry())
 
 
 KeywordCheck = Callable[[Any, Any, Any, Any], Any]
@@ -85,7 +85,7 @@ def _regex_free(cls: Any, has_patterns: bool) -> Any:
         checks["additionalProperties"] = _unless_patterns(checks["additionalProperties"])
     if "unevaluatedProperties" in checks and has_patterns:
         checks["unevaluatedProperties"] = _left_to_server
-    return extend(cls, checks)
+    return extend(cls, checks)  # type: ignore[no-untyped-call]
 
 
 def _left_to_server(validator: Any, value: Any, instance: Any, schema: Any) -> None:

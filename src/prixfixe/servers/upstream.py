@@ -98,7 +98,10 @@ class _Session(ClientSession):
         schema = getattr(self, "outputs", {}).get(name)
         if schema is None:
             return
-        if result.structured_content is None and "structured_content" not in result.model_fields_set:
+        if (
+            result.structured_content is None
+            and "structured_content" not in result.model_fields_set
+        ):
             raise RuntimeError(f"{name!r} has an output schema but returned no structured content")
         problem = await check_output(name, schema, result.structured_content)
         if problem is not None:

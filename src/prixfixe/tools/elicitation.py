@@ -111,7 +111,9 @@ def looks_secret(name: str, node: Mapping[str, Any] | None = None) -> bool:
     words = re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+[a-z]*", name)
     if any(w.lower() in SECRET_WORDS for w in words) or name.lower() in SECRET_WORDS:
         return True
-    return bool(node) and (node.get("format") == "password" or node.get("writeOnly") is True)
+    if node is None:
+        return False
+    return node.get("format") == "password" or node.get("writeOnly") is True
 
 
 def mounted_server(entry: RegisteredTool) -> str | None:
@@ -276,9 +278,7 @@ class _Round:
             return self.arguments
         return {**self.arguments, **answers}
 
-    async def _validate(
-        self, arguments: Any
-    ) -> BaseModel | dict[str, Any] | InvalidArgumentsError:
+    async def _validate(self, arguments: Any) -> BaseModel | dict[str, Any] | InvalidArgumentsError:
         try:
             with plugin_errors(f"tool {self.entry.name!r}"):
                 return await check_arguments(self.entry, arguments)

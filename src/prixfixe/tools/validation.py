@@ -119,7 +119,7 @@ def _output_problem(name: str, schema: Mapping[str, Any], data: Any) -> str | No
 
     try:
         validator = local_validator(schema, raw=True)
-        validator.check_schema(schema)
+        validator.check_schema(dict(schema))
         with deadline(RAW_CHECK_SECONDS):
             error = best_match(validator.iter_errors(data))
     except SchemaError as exc:
