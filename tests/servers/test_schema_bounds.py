@@ -42,7 +42,8 @@ def test_a_local_ref_resolves_and_a_remote_one_is_unresolvable_without_a_fetch()
         "$defs": {"n": {"type": "integer"}},
     }
     validator = local_validator(schema, raw=True)
-    assert [e.message for e in validator.iter_errors({"n": "1"})] == ["'1' is not of type 'integer'"]
+    errors = [e.message for e in validator.iter_errors({"n": "1"})]
+    assert errors == ["'1' is not of type 'integer'"]
     with pytest.raises(Unresolvable):
         list(validator.iter_errors({"far": 1}))
 
