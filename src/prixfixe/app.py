@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cached_property, partial
 from pathlib import Path
@@ -31,6 +32,7 @@ from prixfixe.core.registry import RegisteredTool, Registry, RegistryChange
 from prixfixe.declarations.interaction import InputRequired, input_required_result
 from prixfixe.declarations.tool import ToolContext
 from prixfixe.errors import (
+    LeashLimitError,
     MissingClientCapabilityError,
     PrixfixeError,
     ToolDeniedError,
@@ -142,7 +144,12 @@ class App:
         base_dir = self.config.path.parent if self.config.path else self.cwd
         launch = Launch(gate=routines.gate, net=routines.net, env=self.env, base_dir=base_dir)
         servers = Servers(
-            self.config.model.servers, self.registry, self.exposure, launch, self.home
+            self.config.model.servers,
+            self.registry,
+            self.exposure,
+            launch,
+            self.home,
+            admit=self.admit_mounted,
         )
         servers.serve_into(self.resources, self.notifier)
         return servers
@@ -150,11 +157,27 @@ class App:
     async def call_server_tool(
         self, server: str, tool: str, arguments: Mapping[str, Any]
     ) -> types.CallToolResult:
-        """A routine step's call to a mounted server's tool (`mcp-query`)."""
+        """A routine step's call to a mounted server's tool (`mcp-query`), counted against the
+        session of the tool call running the routine (`routine_eval`, `routine_run`, ...)."""
         from prixfixe.servers.query import call_mounted
 
         servers = self.config.model.servers
-        return await call_mounted(self.servers, servers, self.exposure, server, tool, arguments)
+        return await call_mounted(
+            self.servers, servers, self.exposure, server, tool, arguments, _CALLING.get()
+        )
+
+    async def admit_mounted(self, request: ServerRequestContext[Any] | None, counted: bool) -> None:
+        """Let one request reach a mounted server, or raise `LeashLimitError`: past
+        `valid_for_generation` none does, and `counted` ones count against `max_calls` for
+        the session asking (`count_call`; a person at the CLI has no session to count)."""
+        leash = self.routines.leash
+        if leash.valid_for_generation is not None:
+            generation = await anyio.to_thread.run_sync(lambda: self.store.generation())
+            leash.check_generation(generation)
+        if counted and request is not None:
+            spent = await self.count_call(request)
+            if spent is not None:
+                raise LeashLimitError(spent)
 
     @asynccontextmanager
     async def serving(self, *, folders: bool = True) -> AsyncIterator[None]:
@@ -433,7 +456,11 @@ class App:
         model can read and correct, as the MCP spec asks for tool execution errors. A tool
         that asks the client for input on 2026-07-28 ends with an `input_required` result.
         Every result passes the redactor: no registered secret value reaches the client."""
-        result = await self._call_tool(name, arguments, request)
+        calling = _CALLING.set(request)  # what a routine's `mcp-query` steps count against
+        try:
+            result = await self._call_tool(name, arguments, request)
+        finally:
+            _CALLING.reset(calling)
         return redact_result(result) if isinstance(result, types.CallToolResult) else result
 
     async def _call_tool(
@@ -447,7 +474,10 @@ class App:
         entry = self.reachable(name)
         what = f"tool {name!r}"
         try:
-            settled = await settle_arguments(self, entry, arguments, request, self.config.model.mcp)
+            model = self.config.model
+            settled = await settle_arguments(
+                self, entry, arguments, request, model.mcp, model.servers
+            )
             if isinstance(settled, types.CallToolResult):
                 return settled  # invalid arguments, not asked for (or answered no)
             context = ToolContext(app=self, request=settled.request, owner=entry.tool.owner)
@@ -475,6 +505,10 @@ class App:
 
 #: The count key of requests that have no session (stateless HTTP).
 _STATELESS = object()
+#: The MCP request of the tool call running (None outside MCP).
+_CALLING: ContextVar[ServerRequestContext[Any] | None] = ContextVar(
+    "prixfixe_calling", default=None
+)
 
 
 @dataclass(frozen=True)

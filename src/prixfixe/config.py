@@ -413,6 +413,13 @@ class ServerConfig(BaseModel):
     timeout: float = Field(
         default=60, gt=0, description="Seconds one request to it may take before it fails."
     )
+    ask_for_arguments: bool | list[str] = Field(
+        default=False,
+        description="Whether prixfixe may ask the person (an elicitation form naming this "
+        "server) for its tools' missing arguments: false (never), true (any but a "
+        "secret-looking one: password, token, code, ...), or the argument names it may ask "
+        "for. Its own elicitation requests are never relayed (see docs/servers.md).",
+    )
 
     @model_validator(mode="after")
     def _one_transport(self) -> ServerConfig:

@@ -151,14 +151,12 @@ class RegisteredTool:
         """A validator for the advertised input schema, compiled once (used to explain errors).
 
         A raw schema is read in the dialect its `$schema` names (2020-12 when it names none,
-        as MCP says)."""
-        from jsonschema import Draft202012Validator
-        from jsonschema.validators import validator_for
+        as MCP says). Refs resolve within the schema only, and a raw schema's patterns are
+        its server's to check (`json_schema.py`): nothing is fetched, no regex is run."""
+        from prixfixe.declarations.json_schema import local_validator
 
-        if self.tool.input_schema is None:
-            return Draft202012Validator(self.input_schema)
-        cls = validator_for(self.input_schema, default=Draft202012Validator)
-        return cls(self.input_schema)  # type: ignore[return-value]
+        raw = self.tool.input_schema is not None
+        return local_validator(self.input_schema, raw=raw)  # type: ignore[return-value]
 
     @cached_property
     def schema_is_valid(self) -> bool:

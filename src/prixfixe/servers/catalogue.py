@@ -50,7 +50,8 @@ class Lists:
 
 def config_key(name: str, server: ServerConfig) -> str:
     """A short hash of everything that decides which server `name` is."""
-    shape = {"name": name, **server.model_dump(mode="json", exclude={"enabled", "start"})}
+    how = {"enabled", "start", "ask_for_arguments"}  # how it runs, not which server it is
+    shape = {"name": name, **server.model_dump(mode="json", exclude=how)}
     text = json.dumps(shape, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 

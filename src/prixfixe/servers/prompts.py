@@ -9,7 +9,7 @@ to fix (-32602, naming the server); any other fault is a render error naming it 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import mcp_types as types
 
@@ -17,8 +17,14 @@ from prixfixe.declarations.prompt import Prompt, PromptArgument, PromptContext
 from prixfixe.servers.completion import UpstreamComplete, forwarding_completer
 from prixfixe.servers.naming import mounted_names
 
-#: Gets upstream prompt `name` with `arguments`; the answer as the server gave it.
-UpstreamGet = Callable[[str, dict[str, str]], Awaitable[types.GetPromptResult]]
+if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+
+#: Gets upstream prompt `name` with `arguments` for a request (None outside MCP); the answer
+#: as the server gave it.
+UpstreamGet: TypeAlias = Callable[
+    [str, dict[str, str], "ServerRequestContext[Any] | None"], Awaitable[types.GetPromptResult]
+]
 
 
 def mounted_prompt(
@@ -29,7 +35,7 @@ def mounted_prompt(
     # The renderer and completers answer with the server's whole `GetPromptResult` and
     # `Completion`, which `prompts/service.py` and `core/completion.py` pass on as they are.
     async def render(ctx: PromptContext, arguments: Mapping[str, str]) -> Any:
-        return await get(real, dict(arguments))
+        return await get(real, dict(arguments), ctx.request)
 
     return Prompt(
         name=name,

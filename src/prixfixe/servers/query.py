@@ -5,20 +5,26 @@ A step may call only a server the configuration mounts (`[servers.NAME]`, enable
 names one of those, never a command line or a URL. A server whose facet `[mcp] deny` denies,
 or that a narrowed exposure does not reach, is refused before anything starts. The call goes
 through the app's own `Servers` runtime (the same connection, timeouts, restarts and
-backoff as `tool_invoke`); its faults are `UpstreamError`s naming the server.
+backoff as `tool_invoke`); its faults are `UpstreamError`s naming the server. A call the
+configuration allows is then admitted by the leash like any request to a mounted server
+(`Servers.admit`: `valid_for_generation`, and `max_calls` counting it against the session of
+the tool call running the routine), or refused before it is sent.
 """
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 
 from prixfixe.core.facets import Exposure
 from prixfixe.errors import StepFailure
 from prixfixe.servers.service import Servers
+
+if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
 
 
 def check_query(
@@ -66,10 +72,13 @@ async def call_mounted(
     server: str,
     tool: str,
     arguments: Mapping[str, Any],
+    request: ServerRequestContext[Any] | None = None,
 ) -> types.CallToolResult:
-    """Call `tool` (its upstream name) on mounted server `server` and return its result as
-    the server gave it; refusals are `StepFailure`s, faults `UpstreamError`s."""
+    """Call `tool` (its upstream name) on mounted server `server` for `request` (the tool
+    call running the routine; None outside MCP) and return its result as the server gave
+    it; refusals are `StepFailure`s (the leash's: `LeashLimitError`), faults `UpstreamError`s."""
     if server in servers.upstreams and exposure.reachable(server):
         await servers.settled()  # a tool list still being read at start
     check_query(servers, configured, exposure, server, tool)
+    await servers.admit(request, True)
     return await servers.upstreams[server].call_tool(tool, dict(arguments))

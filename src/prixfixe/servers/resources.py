@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 import mcp_types as types
 
@@ -40,6 +40,9 @@ from prixfixe.declarations.resource import (
 from prixfixe.errors import RegistryError
 from prixfixe.servers.completion import UpstreamComplete, forwarding_completer
 
+if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+
 log = logging.getLogger("prixfixe.servers")
 
 D = TypeVar("D")
@@ -48,8 +51,11 @@ A = TypeVar("A")
 #: Where every mounted server's URIs live.
 NAMESPACE = SERVERS_NAMESPACE
 
-#: Reads upstream URI `uri` of the server; the answer as the server gave it.
-UpstreamRead = Callable[[str], Awaitable[types.ReadResourceResult]]
+#: Reads upstream URI `uri` of the server for a request (None outside MCP); the answer as the
+#: server gave it.
+UpstreamRead: TypeAlias = Callable[
+    [str, "ServerRequestContext[Any] | None"], Awaitable[types.ReadResourceResult]
+]
 
 
 def prefix_of(server: str) -> str:
@@ -81,7 +87,7 @@ def forwarding_reader(server: str, owner: str, read: UpstreamRead) -> Resource:
     async def reader(ctx: ResourceContext, variables: Mapping[str, str]) -> Any:
         found = split_uri(ctx.uri)
         assert found is not None  # only its prefix reaches it
-        return remap(server, await read(found[1]))
+        return remap(server, await read(found[1], ctx.request))
 
     return Resource(
         uri=prefix_of(server),

@@ -23,13 +23,20 @@ the notifier's `Watcher` for those URIs, so a subscription in either revision su
 upstream, counted (one upstream subscription however many sessions), and the server's
 `resources/updated` goes to the notifier under the namespaced URI, which delivers it to
 exactly the sessions subscribed to it.
+
+CONTRACT (the leash's caveats): every request that reaches a mounted server passes `admit`
+first, however it got here — a tool call (`tools/call`, `tool_invoke`, an `mcp-query` step,
+`query.py`), a resource read, a prompt, a completion — and a refusal (`LeashLimitError`)
+means the server never hears of it. Past `valid_for_generation` nothing passes; `max_calls`
+counts each of them against the session that asked, except the tool call a `tools/call`
+carries itself (that request was counted as it came in).
 """
 
 from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
@@ -67,6 +74,8 @@ from prixfixe.servers.upstream import Launch, Read, Upstream, UpstreamRefusal
 from prixfixe.tools.last_results import LastResults, last_results
 
 if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+
     from prixfixe.resources.notify import Notifier
     from prixfixe.resources.service import ResourceService
 
@@ -77,6 +86,15 @@ OWNER_PREFIX = MOUNT_OWNER_PREFIX
 #: How a server says it has no such resource: -32002 before 2026-07-28, -32602 (with
 #: `data.uri`) from it on.
 NOT_FOUND_CODES = (-32002, -32602)
+
+
+#: Lets one request reach a mounted server, or raises `LeashLimitError`: (the request that
+#: asks, None outside MCP; whether `max_calls` counts it here).
+Admit = Callable[["ServerRequestContext[Any] | None", bool], Awaitable[None]]
+
+
+async def _admit_all(request: ServerRequestContext[Any] | None, counted: bool) -> None:
+    return None
 
 
 def owner_of(name: str) -> str:
@@ -105,8 +123,10 @@ class Servers:
         exposure: Exposure,
         launch: Launch,
         home: Path,
+        admit: Admit = _admit_all,
     ) -> None:
         self.registry = registry
+        self.admit = admit
         self.exposure = exposure
         self.home = home
         self.upstreams = {
@@ -188,9 +208,9 @@ class Servers:
                 owner,
                 lists.resources,
                 lists.templates,
-                lambda uri: self._read(name, uri),
-                lambda t, v, value, chosen: self._complete(
-                    name, types.ResourceTemplateReference(uri=t), v, value, chosen
+                lambda uri, request: self._read(name, uri, request),
+                lambda t, v, value, chosen, request: self._complete(
+                    name, types.ResourceTemplateReference(uri=t), v, value, chosen, request
                 ),
             )
             self._replace(name, resources=statics, templates=families)
@@ -198,9 +218,9 @@ class Servers:
             prompts = mounted_prompts(
                 name,
                 lists.prompts,
-                lambda real, args: self._get_prompt(name, real, args),
-                lambda real, a, value, chosen: self._complete(
-                    name, types.PromptReference(name=real), a, value, chosen
+                lambda real, args, request: self._get_prompt(name, real, args, request),
+                lambda real, a, value, chosen, request: self._complete(
+                    name, types.PromptReference(name=real), a, value, chosen, request
                 ),
             )
             self._replace(name, prompts=prompts)
@@ -231,9 +251,12 @@ class Servers:
             )
         return self.upstreams[name]
 
-    async def _read(self, name: str, uri: str) -> types.ReadResourceResult:
+    async def _read(
+        self, name: str, uri: str, request: ServerRequestContext[Any] | None
+    ) -> types.ReadResourceResult:
         mounted = mounted_uri(name, uri)
         upstream = self._open(name, mounted)
+        await self.admit(request, True)
         try:
             return await upstream.read_resource(uri)
         except UpstreamRefusal as exc:
@@ -247,10 +270,15 @@ class Servers:
             raise
 
     async def _get_prompt(
-        self, name: str, prompt: str, arguments: dict[str, str]
+        self,
+        name: str,
+        prompt: str,
+        arguments: dict[str, str],
+        request: ServerRequestContext[Any] | None,
     ) -> types.GetPromptResult:
         if not self.reachable(name):
             raise PromptError(f"the mounted server {name!r} is denied on this server", server=name)
+        await self.admit(request, True)
         try:
             return await self.upstreams[name].get_prompt(prompt, arguments)
         except UpstreamRefusal as exc:
@@ -267,9 +295,11 @@ class Servers:
         argument: str,
         value: str,
         chosen: Mapping[str, str],
+        request: ServerRequestContext[Any] | None,
     ) -> types.Completion | None:
         if not self.reachable(name):
             return None
+        await self.admit(request, True)
         return await self.upstreams[name].complete(ref, argument, value, chosen)
 
     # -- subscriptions (the notifier's `Watcher`) -------------------------------------------
@@ -315,6 +345,7 @@ class Servers:
         if not self.reachable(name):  # App.reachable refuses first; this is the second lock
             raise UpstreamError(name, "is not reachable on this server (denied or narrowed)")
         upstream = self.upstreams[name]
+        await self.admit(ctx.request, False)  # its `tools/call` was counted as it came in
         if ctx.request is None:
             return await upstream.call_tool(tool, arguments)
         return await upstream.call_tool(tool, arguments, ctx.progress, ctx.log)

@@ -47,6 +47,7 @@ from prixfixe.leash.net import NetGate
 from prixfixe.secrets import Secret
 from prixfixe.servers.backoff import Backoff
 from prixfixe.servers.stdio import Ending, process_transport
+from prixfixe.tools.validation import check_output
 
 log = logging.getLogger("prixfixe.servers")
 
@@ -82,6 +83,29 @@ class UpstreamRefusal(UpstreamError):
     def __init__(self, server: str, message: str, error: types.ErrorData) -> None:
         super().__init__(server, message)
         self.error = error
+
+
+class _Session(ClientSession):
+    """The SDK's client session, but for how a tool's structured result is checked against
+    its output schema: as its arguments are (`tools/validation.py`), with refs resolved
+    within the schema only, no patterns run, off the event loop and bounded in time; the
+    SDK's own check runs the schema's patterns on the loop. `outputs` is each tool's output
+    schema as last listed; a tool not listed is not checked."""
+
+    outputs: dict[str, dict[str, Any] | None]
+
+    async def validate_tool_result(self, name: str, result: types.CallToolResult) -> None:
+        schema = getattr(self, "outputs", {}).get(name)
+        if schema is None:
+            return
+        if (
+            result.structured_content is None
+            and "structured_content" not in result.model_fields_set
+        ):
+            raise RuntimeError(f"{name!r} has an output schema but returned no structured content")
+        problem = await check_output(name, schema, result.structured_content)
+        if problem is not None:
+            raise RuntimeError(problem)
 
 
 CLIENT_INFO = types.Implementation(name="prixfixe", version=__version__)
@@ -198,7 +222,7 @@ class Upstream:
             async with AsyncExitStack() as stack:
                 read, write = await self._connect(stack, ending)
                 session = await stack.enter_async_context(
-                    ClientSession(
+                    _Session(
                         read,
                         write,
                         # Each request is bounded where it is made: the start by
@@ -551,6 +575,8 @@ async def _list_tools(session: ClientSession) -> list[types.Tool]:
         cursor = page.next_cursor
         if not cursor:
             break
+    if isinstance(session, _Session):
+        session.outputs = {t.name: t.output_schema for t in tools}
     return tools
 
 

@@ -26,11 +26,19 @@ showing the error.
 
 The SDK seals `requestState`, so a client cannot forge the carried answers; a retry that
 brings answers without the state is asked again rather than trusted.
+
+CONTRACT (a mounted server's tool never borrows prixfixe's voice): its missing arguments are
+asked for only as far as `[servers.NAME] ask_for_arguments` allows (default: never; `true`:
+any but a secret-looking one, `looks_secret`; a list: those names only), every field of the
+form or none, and the form's message names the server ("[server NAME] asks: ..."). Whatever
+is not allowed gets the fallback, and nothing reaches the server. (A mounted server's own
+elicitation requests are never relayed: `servers/upstream.py` declares no elicitation.)
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
@@ -41,15 +49,16 @@ from prixfixe.core.calls import plugin_errors
 from prixfixe.curation import MISSING, CuratedField, curator_for, schema_fields
 from prixfixe.curation.calls import call_text, example_arguments, example_value
 from prixfixe.declarations.interaction import Elicit, InputRequired
+from prixfixe.declarations.resource import MOUNT_OWNER_PREFIX
 from prixfixe.declarations.tool import ToolContext
 from prixfixe.errors import ArgumentProblem, ConfigError, InvalidArgumentsError
-from prixfixe.tools.validation import validate_arguments
+from prixfixe.tools.validation import check_arguments
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
     from pydantic import BaseModel
 
-    from prixfixe.config import LoadedConfig, McpConfig
+    from prixfixe.config import LoadedConfig, McpConfig, ServerConfig
     from prixfixe.core.registry import RegisteredTool, Registry
     from prixfixe.declarations.host import Host
 
@@ -80,6 +89,53 @@ def may_ask(entry: RegisteredTool, settings: McpConfig) -> bool:
         and settings.ask_for_arguments
         and name not in NEVER_ASKS
         and name not in settings.never_ask
+    )
+
+
+#: Words that make an argument's name look like a secret a person types (a password, a token, a
+#: one-time code): prixfixe never asks for one on a mounted server's behalf unless the server's
+#: `ask_for_arguments` lists it by name.
+SECRET_WORDS = frozenset(
+    {
+        "password", "passwd", "passphrase", "pass", "pwd", "secret", "token", "otp", "totp",
+        "mfa", "2fa", "code", "pin", "credential", "credentials", "apikey", "cookie", "session",
+        "key", "auth", "authorization", "bearer", "cvv", "ssn",
+    }
+)  # fmt: skip
+
+
+def looks_secret(name: str, node: Mapping[str, Any] | None = None) -> bool:
+    """Whether argument `name` (its schema `node`, when known) looks like a secret: a word of
+    its name (split at `_`, `-`, digits-to-letters and camelCase) is in `SECRET_WORDS`, or its
+    schema says `format: password` or `writeOnly`."""
+    words = re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+[a-z]*", name)
+    if any(w.lower() in SECRET_WORDS for w in words) or name.lower() in SECRET_WORDS:
+        return True
+    if node is None:
+        return False
+    return node.get("format") == "password" or node.get("writeOnly") is True
+
+
+def mounted_server(entry: RegisteredTool) -> str | None:
+    """The mounted server whose tool `entry` is; None for prixfixe's and plugins' own."""
+    owner = entry.tool.owner
+    return owner.removeprefix(MOUNT_OWNER_PREFIX) if owner.startswith(MOUNT_OWNER_PREFIX) else None
+
+
+def server_allows(
+    entry: RegisteredTool, fields: Sequence[str], servers: Mapping[str, ServerConfig]
+) -> bool:
+    """Whether the configuration lets prixfixe ask for all of `fields` of mounted tool
+    `entry` (see the module's CONTRACT)."""
+    server = mounted_server(entry)
+    config = servers.get(server) if server is not None else None
+    allowed = config.ask_for_arguments if config is not None else False
+    if isinstance(allowed, list):
+        return all(f in allowed for f in fields)
+    properties = entry.input_schema.get("properties", {})
+    return allowed and not any(
+        looks_secret(f, properties.get(f) if isinstance(properties, Mapping) else None)
+        for f in fields
     )
 
 
@@ -126,20 +182,27 @@ async def settle_arguments(
     arguments: Any,
     request: ServerRequestContext[Any] | None,
     settings: McpConfig,
+    servers: Mapping[str, ServerConfig] | None = None,
 ) -> Settled | types.CallToolResult:
-    """Valid arguments for `entry` (asking the person for what is missing when it may), or
-    the `isError` result that ends the call. Raises `InputRequired` to end a 2026-07-28
-    round with the form."""
-    asking = request is not None and may_ask(entry, settings)
+    """Valid arguments for `entry` (asking the person for what is missing when it may, and
+    for a mounted tool what `servers` allows), or the `isError` result that ends the call.
+    Raises `InputRequired` to end a 2026-07-28 round with the form."""
+    server = mounted_server(entry)
+    config = (servers or {}).get(server) if server is not None else None
+    asking = (
+        request is not None
+        and may_ask(entry, settings)
+        and (server is None or (config is not None and config.ask_for_arguments is not False))
+    )
     if not asking or not _in_a_round(request):  # the common case, kept cheap
         try:
             with plugin_errors(f"tool {entry.name!r}"):  # input models are the plugin's code
-                return Settled(validate_arguments(entry, arguments), request)
+                return Settled(await check_arguments(entry, arguments), request)
         except InvalidArgumentsError as exc:
             if not asking:
                 return fallback_result(host, entry, arguments, exc, request)
     assert request is not None
-    return await _Round(host, entry, arguments, request).settle()
+    return await _Round(host, entry, arguments, request, servers or {}).settle()
 
 
 def _in_a_round(request: ServerRequestContext[Any] | None) -> bool:
@@ -156,6 +219,7 @@ class _Round:
     entry: RegisteredTool
     arguments: Any
     request: ServerRequestContext[Any]
+    servers: Mapping[str, ServerConfig]
 
     @property
     def modern(self) -> bool:
@@ -170,13 +234,13 @@ class _Round:
         answers = mine.get("answers")
         answers = dict(answers) if isinstance(answers, Mapping) else {}
         arguments = self._merged(answers)
-        checked = self._validate(arguments)
+        checked = await self._validate(arguments)
         if not isinstance(checked, InvalidArgumentsError):
             return Settled(checked, self._handler_request(handler_state), answers)
         failed = checked
         if answers:  # answered once already and still not valid: never ask again
             return self._fallback(arguments, failed)
-        form = argument_form(self.entry, self._fields(), failed.issues, arguments)
+        form = self._attributed(argument_form(self.entry, self._fields(), failed.issues, arguments))
         context = ToolContext(app=self.host, request=self.request, owner=self.entry.tool.owner)
         if form is None or not context.supports(form):
             return self._fallback(arguments, failed)
@@ -188,7 +252,17 @@ class _Round:
             raise InputRequired({KEY: form}, _envelope({"asked": _form_fields(form)}, None))
         if not isinstance(answer, Mapping):
             return self._fallback(arguments, failed)
-        return self._answered(answer, form, arguments)
+        return await self._answered(answer, form, arguments)
+
+    def _attributed(self, form: Elicit | None) -> Elicit | None:
+        """For a mounted tool, the form in its server's name, if its server allows asking for
+        every field of it; else None (the fallback). Any other tool's form as it is."""
+        server = mounted_server(self.entry)
+        if form is None or server is None:
+            return form
+        if not server_allows(self.entry, _form_fields(form), self.servers):
+            return None
+        return replace(form, message=f"[server {server}] asks: {form.message}")
 
     @property
     def _params(self) -> Mapping[str, Any]:
@@ -204,10 +278,10 @@ class _Round:
             return self.arguments
         return {**self.arguments, **answers}
 
-    def _validate(self, arguments: Any) -> BaseModel | dict[str, Any] | InvalidArgumentsError:
+    async def _validate(self, arguments: Any) -> BaseModel | dict[str, Any] | InvalidArgumentsError:
         try:
             with plugin_errors(f"tool {self.entry.name!r}"):
-                return validate_arguments(self.entry, arguments)
+                return await check_arguments(self.entry, arguments)
         except InvalidArgumentsError as exc:
             return exc
 
@@ -222,7 +296,7 @@ class _Round:
         except MCPError:  # the client could not show the form: the model fixes the call
             return None
 
-    def _answered(
+    async def _answered(
         self, answer: Mapping[str, Any], form: Elicit, arguments: Any
     ) -> Settled | types.CallToolResult:
         asked = _form_fields(form)
@@ -234,7 +308,7 @@ class _Round:
         content = answer.get("content")
         given = _answer_values(form, content if isinstance(content, Mapping) else {})
         merged = {**arguments, **given} if isinstance(arguments, Mapping) else given
-        checked = self._validate(merged)
+        checked = await self._validate(merged)
         if isinstance(checked, InvalidArgumentsError):
             return self._fallback(merged, checked)
         return Settled(checked, self._handler_request(None), given)

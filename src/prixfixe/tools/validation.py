@@ -14,18 +14,31 @@ that field, or tell the model how to fix it (`prixfixe.tools.elicitation`).
 A tool declared with a raw JSON Schema (a mounted server's) has no model: its arguments are
 checked against that schema alone and handed on as the dict they are. A schema that is not
 itself valid JSON Schema checks nothing here; the tool's own server judges the arguments.
+
+CONTRACT (a raw schema is someone else's, see `declarations/json_schema.py`): its refs
+resolve within it only — a ref to anything else (a URL, a file) ends the call with an error
+naming the ref, and nothing is fetched — and its patterns are left to its server. It is
+checked off the event loop (`check_arguments`: a worker thread, one of at most
+`RAW_CHECK_THREADS`, against a deadline of `RAW_CHECK_SECONDS`), so no schema stalls another
+client; a check that runs past the deadline ends the call with an error saying so.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
+import anyio
+import anyio.to_thread
+from anyio.lowlevel import RunVar
 from pydantic import BaseModel
 from pydantic import ValidationError as ModelError
 from pydantic_core import to_json
 
 from prixfixe.core.registry import RegisteredTool
+from prixfixe.declarations.json_schema import Overtime, deadline, local_validator
 from prixfixe.declarations.tool import MAX_ARGUMENT_BYTES
 from prixfixe.errors import ArgumentProblem, ArgumentProblemKind, InvalidArgumentsError
 
@@ -42,6 +55,95 @@ _JSON_TYPES = {
     float: "number",
     type(None): "null",
 }
+
+
+#: How long checking one call's arguments against a raw schema may take, and how many such
+#: checks run at once (their own threads: a slow one never holds up the store's).
+RAW_CHECK_SECONDS = 5.0
+RAW_CHECK_THREADS = 4
+#: Per event loop (a limiter belongs to the loop it was made in).
+_raw_checks: RunVar[anyio.CapacityLimiter] = RunVar("prixfixe_raw_checks")
+
+
+def _limiter() -> anyio.CapacityLimiter:
+    limiter = _raw_checks.get(None)
+    if limiter is None:
+        limiter = anyio.CapacityLimiter(RAW_CHECK_THREADS)
+        _raw_checks.set(limiter)
+    return limiter
+
+
+async def check_arguments(entry: RegisteredTool, arguments: Any) -> BaseModel | dict[str, Any]:
+    """`validate_arguments`, with a raw schema checked in a worker thread and bounded in time
+    (see the module); a model's arguments are checked here, as pydantic is fast."""
+    if entry.tool.input_schema is None:
+        return validate_arguments(entry, arguments)
+    limiter = _limiter()
+    check = partial(_bounded_check, entry, arguments)
+    # The thread ends itself at the deadline; the margin covers one keyword's own work.
+    with anyio.move_on_after(RAW_CHECK_SECONDS * 2):
+        return await anyio.to_thread.run_sync(check, limiter=limiter, abandon_on_cancel=True)
+    raise _overtime(entry)
+
+
+def _bounded_check(entry: RegisteredTool, arguments: Any) -> BaseModel | dict[str, Any]:
+    with deadline(RAW_CHECK_SECONDS):
+        try:
+            return validate_arguments(entry, arguments)
+        except Overtime:
+            raise _overtime(entry) from None
+
+
+def _overtime(entry: RegisteredTool) -> InvalidArgumentsError:
+    message = (
+        f"checking the arguments against the tool's input schema took longer than "
+        f"{RAW_CHECK_SECONDS:g}s, so they were not sent"
+    )
+    return InvalidArgumentsError(entry.name, [ArgumentProblem("", "other", message)])
+
+
+async def check_output(name: str, schema: Mapping[str, Any], data: Any) -> str | None:
+    """What is wrong with a raw-schema tool's structured result `data` against its output
+    `schema` (None: nothing), checked like its arguments: refs within the schema only, no
+    patterns, in a worker thread, bounded in time."""
+    limiter = _limiter()
+    check = partial(_output_problem, name, schema, data)
+    with anyio.move_on_after(RAW_CHECK_SECONDS * 2):
+        return await anyio.to_thread.run_sync(check, limiter=limiter, abandon_on_cancel=True)
+    return _output_overtime(name)
+
+
+def _output_problem(name: str, schema: Mapping[str, Any], data: Any) -> str | None:
+    from jsonschema.exceptions import SchemaError, best_match
+    from referencing.exceptions import Unresolvable
+
+    try:
+        validator = local_validator(schema, raw=True)
+        validator.check_schema(dict(schema))
+        with deadline(RAW_CHECK_SECONDS):
+            error = best_match(validator.iter_errors(data))
+    except SchemaError as exc:
+        return f"the output schema of {name!r} is not valid JSON Schema: {exc.message}"
+    except Unresolvable as exc:
+        ref = getattr(exc, "ref", str(exc))
+        return (
+            f"the output schema of {name!r} refers to {ref!r}, which is not in the schema "
+            "itself (prixfixe resolves a $ref only within its own document and fetches nothing)"
+        )
+    except RecursionError:
+        return f"the output schema of {name!r} nests too deeply to check"
+    except Overtime:
+        return _output_overtime(name)
+    if error is None:
+        return None
+    return f"invalid structured content returned by {name!r}: {error.message}"
+
+
+def _output_overtime(name: str) -> str:
+    return (
+        f"checking the result of {name!r} against its output schema took longer than "
+        f"{RAW_CHECK_SECONDS:g}s"
+    )
 
 
 def validate_arguments(entry: RegisteredTool, arguments: Any) -> BaseModel | dict[str, Any]:
@@ -86,8 +188,17 @@ def _validate_raw(entry: RegisteredTool, arguments: dict[str, Any]) -> dict[str,
         errors = sorted(
             entry.validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.path]
         )
-    except Unresolvable:
-        return arguments
+    except Unresolvable as exc:
+        ref = getattr(exc, "ref", str(exc))
+        message = (
+            f"the tool's input schema refers to {ref!r}, which is not in the schema itself; "
+            "prixfixe resolves a schema's $ref only within its own document and fetches "
+            "nothing, so the arguments were not sent"
+        )
+        raise InvalidArgumentsError(entry.name, [ArgumentProblem("", "other", message)]) from None
+    except RecursionError:
+        message = "the tool's input schema nests too deeply to check; the arguments were not sent"
+        raise InvalidArgumentsError(entry.name, [ArgumentProblem("", "other", message)]) from None
     if errors:
         raise InvalidArgumentsError(entry.name, _explain(errors, entry.input_schema))
     return arguments
