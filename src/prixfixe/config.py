@@ -710,6 +710,15 @@ def trust_verdict(real: Path, data: bytes, env: Mapping[str, str]) -> TrustVerdi
     return "trusted" if record.sha256 == digest(data) else "changed"
 
 
+def is_trusted_now(config: Path) -> bool:
+    """Whether a trust record matches `config`'s bytes now (False for a file not there)."""
+    real = Path(os.path.realpath(config.expanduser()))
+    record = read_trust().get(str(real))
+    if record is None or not real.is_file():
+        return False
+    return record.sha256 == digest(read_config_bytes(real))
+
+
 def read_trust(path: Path | None = None) -> dict[str, TrustRecord]:
     """The trust records. A missing file is none; one another user could have written, or
     that is not the format, trusts nothing (said once) rather than stopping prixfixe."""
