@@ -80,9 +80,7 @@ def test_a_toml_date_in_step_params_is_still_a_date(tmp_path: Path) -> None:
         "deadlines = [{label = 'tax', date = 2026-12-01}]}]\n"
     )
     (tmp_path / "prixfixe.toml").write_text(config, encoding="utf-8")
-    routine = App.build(env=_trusting(tmp_path), cwd=tmp_path).routines.get(
-        "due"
-    )
+    routine = App.build(env=_trusting(tmp_path), cwd=tmp_path).routines.get("due")
     assert [s.type.name for s in routine.steps] == ["deadline-calc"]
 
 

@@ -747,10 +747,10 @@ def _parse_trust(path: Path) -> dict[str, TrustRecord]:
     for item in raw.get("trusted", []):
         if not isinstance(item, dict):
             raise ValueError("a record is not an object")
-        values = [item.get(k) for k in ("path", "sha256", "trusted_at")]
-        if not all(isinstance(v, str) for v in values):
+        file, sha256, when = (item.get(k) for k in ("path", "sha256", "trusted_at"))
+        if not (isinstance(file, str) and isinstance(sha256, str) and isinstance(when, str)):
             raise ValueError("a record lacks path, sha256 or trusted_at")
-        record = TrustRecord(*values)
+        record = TrustRecord(file, sha256, when)
         records[record.path] = record
     return records
 

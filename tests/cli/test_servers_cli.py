@@ -102,7 +102,10 @@ def test_write_merges_into_the_config_in_force_keeping_its_comments(tmp_path: Pa
     assert out == f"Added 2 to {config}: userjot, brave-search\n"
     text = config.read_text()
     assert text.startswith('# mine\n[mcp]\nexpose = ["core"]  # listed\n')
-    assert list(load_config(dict(os.environ), tmp_path).model.servers) == ["userjot", "brave-search"]
+    assert list(load_config(dict(os.environ), tmp_path).model.servers) == [
+        "userjot",
+        "brave-search",
+    ]
 
 
 def test_write_without_a_config_file_creates_one_in_the_user_config_dir(tmp_path: Path) -> None:
@@ -110,7 +113,11 @@ def test_write_without_a_config_file_creates_one_in_the_user_config_dir(tmp_path
     created = tmp_path / "xdg-config" / "prixfixe" / "prixfixe.toml"
     assert code == 0
     assert out == f"Added 3 to {created}: perplexity, docs-site, github\n"
-    assert list(load_config(dict(os.environ), tmp_path).model.servers) == ["perplexity", "docs-site", "github"]
+    assert list(load_config(dict(os.environ), tmp_path).model.servers) == [
+        "perplexity",
+        "docs-site",
+        "github",
+    ]
 
 
 def test_write_refuses_to_overwrite_a_server_unless_replace(tmp_path: Path) -> None:

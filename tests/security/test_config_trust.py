@@ -54,7 +54,7 @@ def _eager_server(name: str, marker: Path) -> str:
     argv = _writes(marker)
     return (
         f"[servers.{name}]\ncommand = {json.dumps(argv[0])}\n"
-        f"args = {json.dumps(argv[1:])}\nstart = \"eager\"\n"
+        f'args = {json.dumps(argv[1:])}\nstart = "eager"\n'
     )
 
 
@@ -80,7 +80,9 @@ def _cli(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProc
 
 @asynccontextmanager
 async def _serving(env: dict[str, str], cwd: Path) -> AsyncIterator[Any]:
-    params = StdioServerParameters(command=PRIXFIXE[0], args=[*PRIXFIXE[1:], "serve"], env=env, cwd=cwd)
+    params = StdioServerParameters(
+        command=PRIXFIXE[0], args=[*PRIXFIXE[1:], "serve"], env=env, cwd=cwd
+    )
     async with Client(params, mode="legacy") as client:
         yield client
 
@@ -159,7 +161,8 @@ def test_prixfixe_run_in_a_checkout_runs_the_persons_routine_not_the_checkouts(
     mine.unlink()
     done = _cli(env, checkout, "run", "morning")
     assert done.returncode == 0, done.stderr
-    assert hostile.exists() and not mine.exists()  # trusted: the checkout's routine is in force
+    assert hostile.exists()  # trusted: the checkout's routine is in force
+    assert not mine.exists()
 
 
 # -- a configured command runs where its configuration is ----------------------------------------
@@ -171,7 +174,7 @@ async def test_an_inline_run_name_runs_in_the_configurations_folder_not_the_serv
     env = _env(tmp_path)
     mine = tmp_path / "mine"
     mine.mkdir()
-    (mine / "report.py").write_text("print(\"the configuration's report\")\n")
+    (mine / "report.py").write_text('print("the configuration\'s report")\n')
     config = mine / "prixfixe.toml"
     config.write_text(
         f"[commands]\nr = [{json.dumps(PY)}, 'report.py']\nm = [{json.dumps(PY)}, '-m', 'report']\n"

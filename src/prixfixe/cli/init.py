@@ -66,7 +66,9 @@ def init(path: Path | None, here: bool, force: bool, to_stdout: bool) -> None:
         from prixfixe.config import trust_config
 
         trust_config(target)
-        click.echo("Trusted it (prixfixe trust): prixfixe loads it in this folder until it changes.")
+        click.echo(
+            "Trusted it (prixfixe trust): prixfixe loads it in this folder until it changes."
+        )
     in_force = find_config(os.environ, Path.cwd()).path
     first = in_force.absolute() if in_force is not None else None
     if target.absolute() not in searched:

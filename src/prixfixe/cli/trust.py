@@ -58,7 +58,9 @@ def trust(path: Path | None, revoke: bool, show: bool, as_json: bool) -> None:
     click.echo(f"Trusted {record.path} (sha256 {record.sha256[:12]}, in {trust_file()}).")
     for line in _authority(model):
         click.echo(f"  {line}")
-    click.echo("Any change to the file makes it untrusted again; prixfixe trust --revoke forgets it.")
+    click.echo(
+        "Any change to the file makes it untrusted again; prixfixe trust --revoke forgets it."
+    )
 
 
 def _authority(model: ConfigModel) -> list[str]:

@@ -20,6 +20,7 @@ import json
 import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -43,8 +44,7 @@ class CommandParams(BaseModel):
     command: list[str] | None = Field(
         default=None,
         min_length=1,
-        description="Config only: the program and its arguments (a string is split like a "
-        "shell).",
+        description="Config only: the program and its arguments (a string is split like a shell).",
     )
     cwd: str | None = Field(
         default=None, description="Config only: working directory (default: the config's)."
@@ -77,6 +77,7 @@ def _argv(params: CommandParams, named: Mapping[str, tuple[str, ...]]) -> tuple[
 
 
 async def _run(ctx: StepContext, params: CommandParams) -> tuple[Completed, tuple[str, ...]]:
+    cwd: Path | None
     if params.cwd:
         cwd = ctx.path(params.cwd)
     elif params.run is not None:
