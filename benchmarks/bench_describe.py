@@ -86,6 +86,7 @@ def build(root: Path, *, servers: bool) -> Any:
         for spec in specs:
             env.update(spec.app_env())
     (root / "prixfixe.toml").write_text(config, encoding="utf-8")
+    env["PRIXFIXE_CONFIG"] = str(root / "prixfixe.toml")  # a folder's file loads once trusted
     return App.build(env=env, cwd=root)
 
 

@@ -939,7 +939,11 @@ def bench_tokens(work: Path, embedder: Embedder | None) -> dict[str, Any]:
         # `[search] semantic = true` (hybrid): each mode is what a server so configured answers.
         config = "[search]\nsemantic = true\n" if hybrid else ""
         (work / "prixfixe.toml").write_text(config, encoding="utf-8")
-        app = App.build(env={"PRIXFIXE_HOME": str(home)}, cwd=work, extra_plugins=[])
+        app = App.build(
+            env={"PRIXFIXE_HOME": str(home), "PRIXFIXE_CONFIG": str(work / "prixfixe.toml")},
+            cwd=work,
+            extra_plugins=[],
+        )
         try:
             kb = app.store.slice(KNOWLEDGE_OWNER)
             if not ids:

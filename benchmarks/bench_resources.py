@@ -61,9 +61,11 @@ PAGE_SIZE = 100
 
 def _app(plugins: Sequence[object], home: Path, config: str = "") -> App:
     cwd = Path(tempfile.mkdtemp(prefix="prixfixe-bench-res-"))
+    env = {"PRIXFIXE_HOME": str(home)}
     if config:
         (cwd / "prixfixe.toml").write_text(config, encoding="utf-8")
-    return App.build(env={"PRIXFIXE_HOME": str(home)}, cwd=cwd, extra_plugins=plugins)
+        env["PRIXFIXE_CONFIG"] = str(cwd / "prixfixe.toml")  # a folder's loads once trusted
+    return App.build(env=env, cwd=cwd, extra_plugins=plugins)
 
 
 def _naive_listing(app: App, owner: str) -> str:

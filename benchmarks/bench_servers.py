@@ -143,6 +143,8 @@ class Setup:
         env.pop("PYTHONPROFILEIMPORTTIME", None)
         env["PRIXFIXE_HOME"] = str(folder / "home")
         env["XDG_CONFIG_HOME"] = str(folder / "xdg")
+        if (folder / "prixfixe.toml").is_file():  # a folder's file loads once trusted
+            env["PRIXFIXE_CONFIG"] = str(folder / "prixfixe.toml")
         env["PYTHONPYCACHEPREFIX"] = str(self.root / "pycache")
         for spec in self.specs:
             env.update(spec.app_env())

@@ -69,6 +69,10 @@ def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     monkeypatch.setenv("PRIXFIXE_HOME", str(tmp_path / "prixfixe-home"))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    # Trust records (`prixfixe trust`) too; and the tests' own ./prixfixe.toml files, written
+    # in tmp_path, load as the person's would once trusted (tests of trust remove this).
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
+    monkeypatch.setenv("PRIXFIXE_TRUSTED_PATHS", str(tmp_path))
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -91,6 +95,7 @@ def make_app(tmp_path: Path) -> AppFactory:
             env={
                 "PRIXFIXE_HOME": str(tmp_path / "home"),
                 "PRIXFIXE_LOAD_PLUGINS": "",
+                "PRIXFIXE_TRUSTED_PATHS": str(tmp_path),
                 **(env or {}),
             },
             cwd=tmp_path,

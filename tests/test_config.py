@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from tests.conftest import AppFactory
 
 
 def test_no_config_file_uses_defaults_and_reports_the_paths_searched(tmp_path: Path) -> None:
-    loaded = load_config({}, tmp_path)
+    loaded = load_config(dict(os.environ), tmp_path)
     assert loaded.path is None
     assert loaded.searched[0] == tmp_path / "prixfixe.toml"
     assert loaded.searched[-1] == tmp_path / "xdg-config" / "prixfixe" / "prixfixe.toml"
@@ -29,13 +30,15 @@ def test_env_config_path_beats_the_working_directory_file(tmp_path: Path) -> Non
     assert loaded.model.mcp.expose == ["weather"]
 
 
-def test_working_directory_file_beats_the_user_config_dir(tmp_path: Path) -> None:
+def test_a_trusted_working_directory_file_beats_the_user_config_dir(tmp_path: Path) -> None:
     user = tmp_path / "xdg-config" / "prixfixe"
     user.mkdir(parents=True)
     (user / "prixfixe.toml").write_text('[mcp]\nexpose = ["notes"]\n')
     assert load_config({}, tmp_path).model.mcp.expose == ["notes"]
     (tmp_path / "prixfixe.toml").write_text('[mcp]\nexpose = ["weather"]\n')
-    assert load_config({}, tmp_path).model.mcp.expose == ["weather"]
+    assert load_config({}, tmp_path).model.mcp.expose == ["notes"]  # not trusted (tests/cli)
+    loaded = load_config({"PRIXFIXE_TRUSTED_PATHS": str(tmp_path)}, tmp_path)
+    assert (loaded.model.mcp.expose, loaded.origin) == (["weather"], "folder")
 
 
 def test_env_config_path_that_does_not_exist_is_an_error_naming_it(tmp_path: Path) -> None:
@@ -46,7 +49,7 @@ def test_env_config_path_that_does_not_exist_is_an_error_naming_it(tmp_path: Pat
 def test_invalid_toml_names_the_file_and_the_line(tmp_path: Path) -> None:
     (tmp_path / "prixfixe.toml").write_text("[mcp\nexpose = 1\n")
     with pytest.raises(ConfigError) as caught:
-        load_config({}, tmp_path)
+        load_config(dict(os.environ), tmp_path)
     assert str(tmp_path / "prixfixe.toml") in caught.value.message
     assert "not valid TOML" in caught.value.message
     assert "line 1" in caught.value.message
@@ -55,7 +58,7 @@ def test_invalid_toml_names_the_file_and_the_line(tmp_path: Path) -> None:
 def test_unknown_key_is_named_with_its_section(tmp_path: Path) -> None:
     (tmp_path / "prixfixe.toml").write_text('[mcp]\nexpsoe = ["core"]\n')
     with pytest.raises(ConfigError) as caught:
-        load_config({}, tmp_path)
+        load_config(dict(os.environ), tmp_path)
     assert "key 'mcp.expsoe'" in caught.value.message
     assert "unknown key" in caught.value.message
 
@@ -63,7 +66,7 @@ def test_unknown_key_is_named_with_its_section(tmp_path: Path) -> None:
 def test_wrong_type_names_the_key_and_what_was_expected(tmp_path: Path) -> None:
     (tmp_path / "prixfixe.toml").write_text('[mcp]\nexpose = "core"\n')
     with pytest.raises(ConfigError) as caught:
-        load_config({}, tmp_path)
+        load_config(dict(os.environ), tmp_path)
     message = caught.value.message
     assert "key 'mcp.expose'" in message
     assert "valid list" in message
@@ -133,7 +136,7 @@ def test_knowledge_folders_default_their_collection_and_resolve_beside_the_file(
         '[knowledge.folders.notes]\npath = "notes"\n\n'
         '[knowledge.folders.web]\npath = "~/saved"\ncollection = "pages"\nwatch = false\n'
     )
-    loaded = load_config({}, tmp_path)
+    loaded = load_config(dict(os.environ), tmp_path)
     folders = loaded.model.knowledge.folders
     assert (folders["notes"].collection, folders["notes"].watch) == (None, True)
     assert folders["notes"].folder(tmp_path) == tmp_path / "notes"
@@ -160,4 +163,4 @@ def test_invalid_knowledge_folders_are_errors_naming_the_key(
 ) -> None:
     (tmp_path / "prixfixe.toml").write_text(toml)
     with pytest.raises(ConfigError, match=re.escape(message)):
-        load_config({}, tmp_path)
+        load_config(dict(os.environ), tmp_path)

@@ -3,6 +3,7 @@ refused with one clear error; a step with an impossible working directory fails 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -15,9 +16,14 @@ from prixfixe.mcp.server import build_server
 from tests.conftest import AppFactory
 
 
+def _trusting(tmp_path: Path) -> dict[str, str]:
+    """An environment in which tmp_path's own prixfixe.toml loads (it is the test's)."""
+    return {"PRIXFIXE_HOME": str(tmp_path / "home"), "PRIXFIXE_TRUSTED_PATHS": str(tmp_path)}
+
+
 def _load(tmp_path: Path, text: str) -> None:
     (tmp_path / "prixfixe.toml").write_text(text, encoding="utf-8")
-    load_config(env={}, cwd=tmp_path)
+    load_config(env=dict(os.environ), cwd=tmp_path)
 
 
 @pytest.mark.parametrize(
@@ -61,7 +67,7 @@ def test_a_number_where_a_step_wants_a_date_is_refused_not_read_as_a_unix_time(
     )
     (tmp_path / "prixfixe.toml").write_text(config, encoding="utf-8")
     with pytest.raises(ConfigError) as caught:
-        App.build(env={"PRIXFIXE_HOME": str(tmp_path / "home")}, cwd=tmp_path).routines.get("due")
+        App.build(env=_trusting(tmp_path), cwd=tmp_path).routines.get("due")
     assert "deadlines" in caught.value.message
     assert "date" in caught.value.message
 
@@ -74,9 +80,7 @@ def test_a_toml_date_in_step_params_is_still_a_date(tmp_path: Path) -> None:
         "deadlines = [{label = 'tax', date = 2026-12-01}]}]\n"
     )
     (tmp_path / "prixfixe.toml").write_text(config, encoding="utf-8")
-    routine = App.build(env={"PRIXFIXE_HOME": str(tmp_path / "home")}, cwd=tmp_path).routines.get(
-        "due"
-    )
+    routine = App.build(env=_trusting(tmp_path), cwd=tmp_path).routines.get("due")
     assert [s.type.name for s in routine.steps] == ["deadline-calc"]
 
 

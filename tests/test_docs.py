@@ -238,7 +238,11 @@ def test_the_step_type_example_registers_and_runs(tmp_path: Path) -> None:
         '[routines.up]\n[[routines.up.steps]]\ntype = "uptime"\nwarn_days = 1\n'
     )
     app = App.build(
-        env={"PRIXFIXE_HOME": str(tmp_path / "home"), "PATH": os.environ["PATH"]},
+        env={
+            "PRIXFIXE_HOME": str(tmp_path / "home"),
+            "PATH": os.environ["PATH"],
+            "PRIXFIXE_CONFIG": str(tmp_path / "prixfixe.toml"),
+        },
         cwd=tmp_path,
         extra_plugins=[module],
     )

@@ -74,7 +74,7 @@ def test_a_literal_credential_in_config_is_refused_without_echoing_it(tmp_path: 
         f'secrets = {{ TOKEN = "{VALUE}" }}\n'
     )
     with pytest.raises(ConfigError) as caught:
-        load_config({}, tmp_path)
+        load_config({"PRIXFIXE_CONFIG": str(tmp_path / "prixfixe.toml")}, tmp_path)
     message = caught.value.message
     assert "key 'routines.r.steps[0].secrets.TOKEN'" in message
     assert "credentials are references" in message

@@ -3,6 +3,14 @@
 Search order: `$PRIXFIXE_CONFIG` (which must then exist), `./prixfixe.toml`, then
 `prixfixe.toml` in the user config dir. The first file found is the one used; the others are
 not merged, so what is in force is always one readable file plus the environment.
+
+CONTRACT (trust): a configuration can start programs, so only the person's word loads one.
+`$PRIXFIXE_CONFIG` and the user config dir's file are theirs; `./prixfixe.toml` is the
+working directory's content (a checkout's, often), and loads only while its resolved path and
+the SHA-256 of its bytes match a record `prixfixe trust` wrote (or it lies under a folder in
+`$PRIXFIXE_TRUSTED_PATHS`). Otherwise it is left unread, one line on stderr says so and how to
+trust it, and the user's own file (or the defaults) is in force. The bytes hashed are the bytes
+parsed: a file changed after the check is never the one loaded.
 """
 
 from __future__ import annotations
@@ -463,6 +471,37 @@ class ConfigModel(BaseModel):
     )
 
 
+#: Where the configuration in force came from: `$PRIXFIXE_CONFIG` ("env"), a trusted
+#: `./prixfixe.toml` ("folder"), the user config dir ("user"), or none ("defaults").
+ConfigOrigin = Literal["env", "folder", "user", "defaults"]
+
+
+@dataclass(frozen=True)
+class Ignored:
+    """A working directory's `prixfixe.toml` left unread: never trusted, or changed since."""
+
+    path: Path
+    changed: bool
+
+    @property
+    def reason(self) -> str:
+        return "changed since it was trusted" if self.changed else "not trusted"
+
+    @property
+    def trust_command(self) -> str:
+        import shlex
+
+        return f"prixfixe trust {shlex.quote(str(self.path))}"
+
+    def line(self, using: str) -> str:
+        """The one line that says it was ignored, what is in force instead, and the fix."""
+        verb = "has" if self.changed else "is"
+        return (
+            f"{self.path} {verb} {self.reason}, so it was not loaded (a folder's configuration "
+            f"can start programs); using {using}. To trust it: {self.trust_command}"
+        )
+
+
 @dataclass(frozen=True)
 class LoadedConfig:
     """The configuration in force, where it came from, and where else was looked."""
@@ -470,6 +509,9 @@ class LoadedConfig:
     model: ConfigModel
     path: Path | None
     searched: tuple[Path, ...] = field(default_factory=tuple)
+    origin: ConfigOrigin = "defaults"
+    #: A working directory's file that was found but not trusted (the user's is in force).
+    ignored: Ignored | None = None
 
     @property
     def source(self) -> str:
@@ -516,35 +558,99 @@ def search_paths(env: Mapping[str, str], cwd: Path) -> list[Path]:
     return paths
 
 
+@dataclass(frozen=True)
+class Found:
+    """The file a lookup chose (with the bytes read from it, the ones to parse), or none."""
+
+    path: Path | None
+    data: bytes | None
+    origin: ConfigOrigin
+    searched: tuple[Path, ...]
+    ignored: Ignored | None = None
+
+
+def find_config(env: Mapping[str, str], cwd: Path) -> Found:
+    """The file the search path chooses, trust applied, read but not parsed (see the module)."""
+    paths = search_paths(env, cwd)
+    searched = tuple(paths)
+    explicit = env.get(CONFIG_ENV)
+    if explicit:
+        if not paths[0].is_file():
+            raise ConfigError(
+                f"{CONFIG_ENV} is set to {explicit!r}, but there is no file there",
+                file=str(paths[0]),
+            )
+        return Found(paths[0], read_config_bytes(paths[0]), "env", searched)
+    folder, user = paths[-2], paths[-1]
+    ignored: Ignored | None = None
+    if folder.is_file():
+        real = Path(os.path.realpath(folder))
+        if user.is_file() and real == Path(os.path.realpath(user)):
+            return Found(user, read_config_bytes(user), "user", searched)  # cwd is that dir
+        data = read_config_bytes(real)
+        verdict = trust_verdict(real, data, env)
+        if verdict == "trusted":
+            # The resolved path: relative paths and commands in it resolve beside the file
+            # that was trusted, not beside a link to it in another folder.
+            return Found(real, data, "folder", searched)
+        ignored = Ignored(folder.absolute(), changed=verdict == "changed")
+    if user.is_file():
+        return Found(user, read_config_bytes(user), "user", searched, ignored)
+    return Found(None, None, "defaults", searched, ignored)
+
+
 def load_config(env: Mapping[str, str] | None = None, cwd: Path | None = None) -> LoadedConfig:
-    """Find and validate the configuration file; raise `ConfigError` naming file and key."""
+    """Find and validate the configuration file; raise `ConfigError` naming file and key. An
+    untrusted `./prixfixe.toml` is left unread, said once on stderr (the log)."""
     env = os.environ if env is None else env
     cwd = Path.cwd() if cwd is None else cwd
-    paths = search_paths(env, cwd)
-    explicit = env.get(CONFIG_ENV)
-    if explicit and not paths[0].is_file():
-        raise ConfigError(
-            f"{CONFIG_ENV} is set to {explicit!r}, but there is no file there",
-            file=str(paths[0]),
-        )
-    for path in paths:
-        if path.is_file():
-            return LoadedConfig(parse_config_file(path), path, tuple(paths))
-    return LoadedConfig(ConfigModel(), None, tuple(paths))
+    found = find_config(env, cwd)
+    model = ConfigModel()
+    if found.path is not None and found.data is not None:
+        model = parse_config_bytes(found.data, found.path)
+    loaded = LoadedConfig(model, found.path, found.searched, found.origin, found.ignored)
+    if found.ignored is not None:
+        _say_ignored(found.ignored, loaded.source)
+    return loaded
+
+
+_said: set[tuple[Path, bool]] = set()
+
+
+def _say_ignored(ignored: Ignored, using: str) -> None:
+    """One line on stderr (through the log), once a process per file and reason."""
+    if (ignored.path, ignored.changed) in _said:
+        return
+    _said.add((ignored.path, ignored.changed))
+    import logging
+
+    logging.getLogger(__name__).warning("%s", ignored.line(using))
 
 
 #: The largest configuration file read; a config is a page of TOML, not a data file.
 MAX_CONFIG_BYTES = 1024 * 1024
 
 
-def parse_config_file(path: Path) -> ConfigModel:
+def read_config_bytes(path: Path) -> bytes:
+    """A configuration file's bytes, bounded; a `ConfigError` naming the file otherwise."""
     try:
         with path.open("rb") as handle:
             data = handle.read(MAX_CONFIG_BYTES + 1)  # bounded: never more than the limit
-        if len(data) > MAX_CONFIG_BYTES:
-            raise ConfigError(
-                f"is larger than {MAX_CONFIG_BYTES} bytes; is it the right file?", file=str(path)
-            )
+    except OSError as exc:
+        raise ConfigError(f"cannot be read: {exc}", file=str(path)) from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(
+            f"is larger than {MAX_CONFIG_BYTES} bytes; is it the right file?", file=str(path)
+        )
+    return data
+
+
+def parse_config_file(path: Path) -> ConfigModel:
+    return parse_config_bytes(read_config_bytes(path), path)
+
+
+def parse_config_bytes(data: bytes, path: Path) -> ConfigModel:
+    try:
         raw = tomllib.loads(data.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"not valid TOML: {exc}", file=str(path)) from None
@@ -552,9 +658,190 @@ def parse_config_file(path: Path) -> ConfigModel:
         raise ConfigError(
             "not valid TOML here: its values nest too deeply", file=str(path)
         ) from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
         raise ConfigError(f"cannot be read: {exc}", file=str(path)) from None
     return validate_config(raw, file=str(path))
+
+
+# -- trust ------------------------------------------------------------------------------------
+
+#: Folders (joined like PATH) whose configurations are trusted without a record, as mise's
+#: MISE_TRUSTED_CONFIG_PATHS: the person's word, given through their environment.
+TRUSTED_PATHS_ENV = "PRIXFIXE_TRUSTED_PATHS"
+TRUST_FILENAME = "trusted-configs.json"
+TRUST_VERSION = 1
+
+TrustVerdict = Literal["trusted", "changed", "untrusted"]
+
+
+@dataclass(frozen=True)
+class TrustRecord:
+    """One trusted file: its resolved path, the SHA-256 of its bytes, and when."""
+
+    path: str
+    sha256: str
+    trusted_at: str
+
+
+def trust_file() -> Path:
+    """Where trust records are kept: the user state dir (platformdirs), not beside a config."""
+    from platformdirs import user_state_path
+
+    return user_state_path("prixfixe", appauthor=False) / TRUST_FILENAME
+
+
+def digest(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def trusted_paths(env: Mapping[str, str]) -> list[Path]:
+    """`$PRIXFIXE_TRUSTED_PATHS`' folders, resolved; relative entries mean nothing (they would
+    be relative to the very folder in question) and are left out."""
+    out: list[Path] = []
+    for part in env.get(TRUSTED_PATHS_ENV, "").split(os.pathsep):
+        path = Path(part).expanduser() if part.strip() else None
+        if path is not None and path.is_absolute():
+            out.append(Path(os.path.realpath(path)))
+    return out
+
+
+def trust_verdict(real: Path, data: bytes, env: Mapping[str, str]) -> TrustVerdict:
+    """Whether the file at resolved path `real`, holding `data`, may be loaded."""
+    if any(real.is_relative_to(folder) for folder in trusted_paths(env)):
+        return "trusted"
+    record = read_trust().get(str(real))
+    if record is None:
+        return "untrusted"
+    return "trusted" if record.sha256 == digest(data) else "changed"
+
+
+def is_trusted_now(config: Path) -> bool:
+    """Whether a trust record matches `config`'s bytes now (False for a file not there)."""
+    real = Path(os.path.realpath(config.expanduser()))
+    record = read_trust().get(str(real))
+    if record is None or not real.is_file():
+        return False
+    return record.sha256 == digest(read_config_bytes(real))
+
+
+def read_trust(path: Path | None = None) -> dict[str, TrustRecord]:
+    """The trust records. A missing file is none; one another user could have written, or
+    that is not the format, trusts nothing (said once) rather than stopping prixfixe."""
+    path = trust_file() if path is None else path
+    try:
+        return _parse_trust(path)
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        _say_once(f"{path}: trust records not used ({exc}); no folder's configuration is trusted")
+        return {}
+
+
+def _parse_trust(path: Path) -> dict[str, TrustRecord]:
+    import json
+
+    with path.open("rb") as handle:
+        if os.name == "posix":
+            info = os.fstat(handle.fileno())
+            if info.st_uid != os.getuid() or info.st_mode & 0o022:
+                raise ValueError("it is writable by, or belongs to, another user")
+        raw = json.loads(handle.read(MAX_CONFIG_BYTES).decode("utf-8"))
+    if not isinstance(raw, dict) or raw.get("version") != TRUST_VERSION:
+        raise ValueError(f"expected a version {TRUST_VERSION} record")
+    records: dict[str, TrustRecord] = {}
+    for item in raw.get("trusted", []):
+        if not isinstance(item, dict):
+            raise ValueError("a record is not an object")
+        file, sha256, when = (item.get(k) for k in ("path", "sha256", "trusted_at"))
+        if not (isinstance(file, str) and isinstance(sha256, str) and isinstance(when, str)):
+            raise ValueError("a record lacks path, sha256 or trusted_at")
+        record = TrustRecord(file, sha256, when)
+        records[record.path] = record
+    return records
+
+
+_said_once: set[str] = set()
+
+
+def _say_once(message: str) -> None:
+    if message not in _said_once:
+        _said_once.add(message)
+        import logging
+
+        logging.getLogger(__name__).warning("%s", message)
+
+
+def write_trust(records: Mapping[str, TrustRecord], path: Path | None = None) -> Path:
+    """Replace the trust records atomically (a temporary file, then a rename), owner-only."""
+    import json
+    import tempfile
+
+    path = trust_file() if path is None else path
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    data = {
+        "version": TRUST_VERSION,
+        "trusted": [
+            {"path": r.path, "sha256": r.sha256, "trusted_at": r.trusted_at}
+            for r in sorted(records.values(), key=lambda r: r.path)
+        ],
+    }
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)  # mode 0600
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=2)
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _trust_records_for_change(path: Path) -> dict[str, TrustRecord]:
+    """The records, to change: unreadable ones stop the change rather than being lost."""
+    try:
+        return _parse_trust(path)
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise ConfigError(
+            f"cannot use the trust records: {exc}; fix or remove the file", file=str(path)
+        ) from None
+
+
+def trust_config(config: Path) -> tuple[TrustRecord, ConfigModel]:
+    """Record `config` (resolved) as trusted with the hash of its bytes now; the file must be
+    a valid configuration. Return the record and what it configures."""
+    import datetime as dt
+
+    real = Path(os.path.realpath(config.expanduser()))
+    if not real.is_file():
+        raise ConfigError("there is no file there", file=str(config))
+    data = read_config_bytes(real)
+    model = parse_config_bytes(data, real)
+    store = trust_file()
+    records = _trust_records_for_change(store)
+    now = dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
+    record = TrustRecord(str(real), digest(data), now)
+    records[record.path] = record
+    write_trust(records, store)
+    return record, model
+
+
+def revoke_trust(config: Path) -> TrustRecord | None:
+    """Forget `config`'s record (by its resolved path, or as given for a file now gone)."""
+    store = trust_file()
+    records = _trust_records_for_change(store)
+    given = str(config.expanduser().absolute())
+    real = os.path.realpath(config.expanduser())
+    removed = records.pop(real, None) or records.pop(given, None)
+    if removed is not None:
+        write_trust(records, store)
+    return removed
 
 
 def validate_config(raw: dict[str, Any], *, file: str) -> ConfigModel:

@@ -54,6 +54,8 @@ def subprocess_env(home: Path) -> dict[str, str]:
         "XDG_DATA_HOME": str(home / ".local" / "share"),
         "PRIXFIXE_LOAD_PLUGINS": "",
         "LANG": "C.UTF-8",
+        # The prixfixe under test, where it is not the installed one.
+        **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}),
     }
 
 
@@ -428,7 +430,8 @@ def test_uvx_when_asked_and_python_m_when_no_executable_is_found() -> None:
     assert (launch.command, launch.args) == ("uvx", ("prixfixe", "serve"))
     assert "uvx is not on PATH here" in launch.notes[0]
     launch = find_launch(uvx=False, argv0="/x/pytest", python="/py/python", which=lambda _: None)
-    assert (launch.command, launch.args) == ("/py/python", ("-m", "prixfixe", "serve"))
+    # -P: the client's folder is not put on sys.path (tests/security/test_config_trust.py).
+    assert (launch.command, launch.args) == ("/py/python", ("-P", "-m", "prixfixe", "serve"))
 
 
 def test_a_windows_launcher_named_without_its_suffix_and_prixfixe_on_path_are_found(
@@ -446,19 +449,46 @@ def test_a_windows_launcher_named_without_its_suffix_and_prixfixe_on_path_are_fo
     assert (launch.command, launch.args, launch.notes) == ("/opt/bin/prixfixe", ("serve",), ())
 
 
-def test_a_config_found_in_this_folder_is_pinned_and_the_user_one_is_not(tmp_path: Path) -> None:
-    (tmp_path / "prixfixe.toml").write_text("")
-    code, _, err = run("cursor", "--write")
+def test_the_users_config_is_pinned_and_a_folders_never_implicitly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, out, err = run("cursor")  # no configuration anywhere: nothing to pin yet
     assert code == 0
-    entry = entry_in(tmp_path / "home" / ".cursor" / "mcp.json")
-    assert entry["env"] == {"PRIXFIXE_CONFIG": str(tmp_path / "prixfixe.toml")}
-    assert "the entry sets PRIXFIXE_CONFIG=" in err
-    (tmp_path / "prixfixe.toml").unlink()
+    assert '"env"' not in out
+    assert "there is no configuration file yet" in err
     user = tmp_path / "xdg-config" / "prixfixe" / "prixfixe.toml"
     user.parent.mkdir(parents=True)
     user.write_text("")
-    code, out, _ = run("cursor")
+    code, _, err = run("cursor", "--write")
+    assert code == 0
+    entry = entry_in(tmp_path / "home" / ".cursor" / "mcp.json")
+    assert entry["env"] == {"PRIXFIXE_CONFIG": str(user)}  # wherever the client starts it
+    assert "the entry sets PRIXFIXE_CONFIG=" in err
+    # A trusted folder's file is in force here, but a pin would load it however it changed:
+    # the entry pins the person's own, and says how to pin the folder's on their word.
+    (tmp_path / "prixfixe.toml").write_text("")
+    code, out, err = run("cursor")
+    assert f'"PRIXFIXE_CONFIG": "{user}"' in out
+    assert f"{tmp_path / 'prixfixe.toml'} is this folder's configuration" in err
+    assert "give --config with its path" in err
+    # An untrusted one is named as not loaded.
+    monkeypatch.delenv("PRIXFIXE_TRUSTED_PATHS")
+    code, out, err = run("cursor")
+    assert f'"PRIXFIXE_CONFIG": "{user}"' in out
+    assert "is not trusted, so it was not loaded" in err
+    user.unlink()
+    code, out, err = run("cursor")
     assert '"env"' not in out
+
+
+def test_a_config_the_shells_prixfixe_config_names_is_pinned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "mine.toml").write_text("")
+    monkeypatch.setenv("PRIXFIXE_CONFIG", "mine.toml")
+    code, out, _ = run("cursor")
+    assert code == 0
+    assert f'"PRIXFIXE_CONFIG": "{tmp_path / "mine.toml"}"' in out
 
 
 def test_prixfixe_home_and_an_explicit_config_are_pinned(
@@ -494,7 +524,12 @@ async def test_the_entry_written_for_a_desktop_client_starts_a_prixfixe_that_ans
         )
         assert done.returncode == 0, done.stderr
     entry = entry_in(home / ".config" / "Claude" / "claude_desktop_config.json")
-    assert entry == {"command": str(PRIXFIXE), "args": ["serve"]}
+    written = home / ".config" / "prixfixe" / "prixfixe.toml"  # by init
+    assert entry == {
+        "command": str(PRIXFIXE),
+        "args": ["serve"],
+        "env": {"PRIXFIXE_CONFIG": str(written)},
+    }
     bare = {**env, "PATH": "/usr/bin:/bin", **entry.get("env", {})}
     params = StdioServerParameters(command=entry["command"], args=entry["args"], env=bare, cwd="/")
     with anyio.fail_after(60):

@@ -59,12 +59,17 @@ def test_init_never_replaces_an_existing_file_without_force() -> None:
     assert user_file().read_text() == starter_config()
 
 
-def test_init_here_writes_prixfixe_toml_in_the_working_folder(tmp_path: Path) -> None:
+def test_init_here_writes_prixfixe_toml_in_the_working_folder_and_trusts_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PRIXFIXE_TRUSTED_PATHS")
     code, out, _ = run("init", "--here")
     assert code == 0
     assert (tmp_path / "prixfixe.toml").read_text() == starter_config()
     assert not user_file().exists()
     assert "Note:" not in out  # it is the file found first here
+    assert "Trusted it (prixfixe trust)" in out  # the person's own doing
+    assert load_config(env={}, cwd=tmp_path).origin == "folder"
 
 
 def test_init_path_to_a_folder_writes_inside_it_and_says_how_prixfixe_finds_it(

@@ -60,7 +60,7 @@ def test_import_prints_toml_that_prixfixe_loads_and_notes_on_stderr(tmp_path: Pa
     code, out, err = run("servers", "import", str(DESKTOP))
     assert code == 0
     (tmp_path / "prixfixe.toml").write_text(out)
-    model = load_config({}, tmp_path).model
+    model = load_config(dict(os.environ), tmp_path).model
     assert len(model.servers) == 7
     assert model.servers["github"].env["GITHUB_PERSONAL_ACCESS_TOKEN"].env == (
         "GITHUB_PERSONAL_ACCESS_TOKEN"
@@ -102,7 +102,10 @@ def test_write_merges_into_the_config_in_force_keeping_its_comments(tmp_path: Pa
     assert out == f"Added 2 to {config}: userjot, brave-search\n"
     text = config.read_text()
     assert text.startswith('# mine\n[mcp]\nexpose = ["core"]  # listed\n')
-    assert list(load_config({}, tmp_path).model.servers) == ["userjot", "brave-search"]
+    assert list(load_config(dict(os.environ), tmp_path).model.servers) == [
+        "userjot",
+        "brave-search",
+    ]
 
 
 def test_write_without_a_config_file_creates_one_in_the_user_config_dir(tmp_path: Path) -> None:
@@ -110,7 +113,11 @@ def test_write_without_a_config_file_creates_one_in_the_user_config_dir(tmp_path
     created = tmp_path / "xdg-config" / "prixfixe" / "prixfixe.toml"
     assert code == 0
     assert out == f"Added 3 to {created}: perplexity, docs-site, github\n"
-    assert list(load_config({}, tmp_path).model.servers) == ["perplexity", "docs-site", "github"]
+    assert list(load_config(dict(os.environ), tmp_path).model.servers) == [
+        "perplexity",
+        "docs-site",
+        "github",
+    ]
 
 
 def test_write_refuses_to_overwrite_a_server_unless_replace(tmp_path: Path) -> None:
@@ -123,7 +130,7 @@ def test_write_refuses_to_overwrite_a_server_unless_replace(tmp_path: Path) -> N
     code, out, err = run("servers", "import", str(DESKTOP), "--write", "--replace")
     assert code == 0, err
     assert f"Replaced in {config}: git, github" in out
-    model = load_config({}, tmp_path).model
+    model = load_config(dict(os.environ), tmp_path).model
     assert model.servers["git"].args == [
         "mcp-server-git",
         "--repository",
@@ -137,7 +144,7 @@ def test_a_name_prefix_avoids_the_clash(tmp_path: Path) -> None:
     code, out, _ = run("servers", "import", str(DESKTOP), "--write", "--name-prefix", "cd-")
     assert code == 0
     assert "cd-git" in out
-    assert len(load_config({}, tmp_path).model.servers) == 10
+    assert len(load_config(dict(os.environ), tmp_path).model.servers) == 10
 
 
 def test_import_of_a_claude_code_project_only(tmp_path: Path) -> None:

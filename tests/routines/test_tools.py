@@ -405,7 +405,11 @@ async def test_routine_run_over_stdio_sends_progress_and_keeps_the_report(
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "prixfixe", "serve"],
-        env={**env, "PRIXFIXE_HOME": str(tmp_path / "home")},
+        env={
+            **env,
+            "PRIXFIXE_HOME": str(tmp_path / "home"),
+            "PRIXFIXE_CONFIG": str(tmp_path / "prixfixe.toml"),
+        },
         cwd=tmp_path,
     )
     seen: list[str | None] = []

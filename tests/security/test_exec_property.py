@@ -166,7 +166,11 @@ def test_no_process_outside_the_granted_command_lines_ever_starts(
     steps = data.draw(steps_strategy(str(repo)), label="steps")
     use_step_run = data.draw(st.booleans(), label="step_run")
     app = App.build(
-        env={**os.environ, "PRIXFIXE_HOME": str(root / "home"), "PRIXFIXE_CONFIG": ""},
+        env={
+            **os.environ,
+            "PRIXFIXE_HOME": str(root / "home"),
+            "PRIXFIXE_CONFIG": str(root / "prixfixe.toml"),
+        },
         cwd=root,
         extra_plugins=[],
     )
@@ -201,7 +205,11 @@ def test_the_property_sees_granted_spawns_and_would_catch_others(
     them, `_allowed` accepts them, and it rejects what the grant does not hold."""
     root, repo = world
     app = App.build(
-        env={**os.environ, "PRIXFIXE_HOME": str(root / "home"), "PRIXFIXE_CONFIG": ""},
+        env={
+            **os.environ,
+            "PRIXFIXE_HOME": str(root / "home"),
+            "PRIXFIXE_CONFIG": str(root / "prixfixe.toml"),
+        },
         cwd=root,
         extra_plugins=[],
     )

@@ -143,7 +143,10 @@ def _many_servers(tmp_path: Path, count: int, tools: int) -> str:
     (tmp_path / "prixfixe.toml").write_text(tables)
     from prixfixe.config import load_config
 
-    config = load_config({"PRIXFIXE_HOME": str(tmp_path / "home")}, tmp_path)
+    config = load_config(
+        {"PRIXFIXE_HOME": str(tmp_path / "home"), "PRIXFIXE_TRUSTED_PATHS": str(tmp_path)},
+        tmp_path,
+    )
     home = home_dir({"PRIXFIXE_HOME": str(tmp_path / "home")})
     for name, server in config.model.servers.items():
         listed = [

@@ -124,7 +124,7 @@ def test_a_mounted_servers_kept_tools_are_a_server_row_with_their_direct_cost(
     # A server that is never started: its kept tool list is all the budget reads.
     config = f'[servers.srv]\ncommand = "{sys.executable}"\nargs = ["-c", "pass"]\n'
     (tmp_path / "prixfixe.toml").write_text(config, encoding="utf-8")
-    env = {"PRIXFIXE_HOME": str(tmp_path / "home")}
+    env = {"PRIXFIXE_HOME": str(tmp_path / "home"), "PRIXFIXE_TRUSTED_PATHS": str(tmp_path)}
     server = load_config(env, tmp_path).model.servers["srv"]
     kept = [
         types.Tool(

@@ -102,6 +102,11 @@ COMMANDS: dict[str, Lazy] = {
         "Write a commented starter configuration: a morning routine that works with no setup, "
         "and every other section as an example to turn on.",
     ),
+    "trust": Lazy(
+        "prixfixe.cli.trust",
+        "trust",
+        "Trust a folder's prixfixe.toml (PATH, a file or its folder; default ./prixfixe.toml).",
+    ),
     "client": Lazy(
         "prixfixe.cli.client",
         "client",

@@ -123,12 +123,15 @@ def _launch(uvx: bool, config: Path | None) -> Launch:
     from dataclasses import replace
 
     from prixfixe.clients.entry import find_launch, pinned_environment
-    from prixfixe.config import CONFIG_FILENAME, search_paths, user_config_dir
+    from prixfixe.config import CONFIG_FILENAME, find_config, user_config_dir
 
     launch = find_launch(uvx=uvx)
     user_config = user_config_dir() / CONFIG_FILENAME
-    found = next((p for p in search_paths(os.environ, Path.cwd()) if p.is_file()), None)
-    env, notes = pinned_environment(os.environ, found, user_config, config)
+    found = find_config(os.environ, Path.cwd()) if config is None else None
+    in_force, origin = (found.path, found.origin) if found is not None else (None, "defaults")
+    env, notes = pinned_environment(os.environ, in_force, origin, user_config, config)
+    if found is not None and found.ignored is not None:
+        notes = (found.ignored.line(str(in_force or "built-in defaults")), *notes)
     return replace(launch, env=env, notes=launch.notes + notes)
 
 

@@ -87,6 +87,14 @@ def _print_servers(out: Any, section: dict[str, Any]) -> None:
         )
 
 
+#: Why the file in force may load, by `LoadedConfig.origin`.
+ORIGINS = {
+    "env": " (PRIXFIXE_CONFIG: yours)",
+    "user": " (your config folder)",
+    "folder": " (this folder's, trusted)",
+}
+
+
 def _print_report(report: dict[str, Any], over: bool) -> None:
     from rich.table import Table
 
@@ -97,7 +105,14 @@ def _print_report(report: dict[str, Any], over: bool) -> None:
     )
     cfg = report["config"]
     shown = cfg["file"] or "none found, using built-in defaults (write one: prixfixe init)"
-    out.print(f"\n[bold]Config[/]: {escape(shown)}")
+    why = ORIGINS.get(cfg["origin"], "")
+    out.print(f"\n[bold]Config[/]: {escape(shown)}{why}")
+    ignored = cfg["ignored"]
+    if ignored is not None:
+        out.print(
+            f"  [yellow]not loaded[/]: {escape(ignored['path'])} ({escape(ignored['reason'])}; "
+            f"a folder's configuration can start programs). To trust it: {escape(ignored['trust'])}"
+        )
     for item in cfg["searched"]:
         mark = "[green]found[/]" if item["exists"] else "[dim]absent[/]"
         out.print(f"  {mark}  {escape(item['path'])}")

@@ -40,7 +40,7 @@ def init(path: Path | None, here: bool, force: bool, to_stdout: bool) -> None:
     By default it goes to prixfixe.toml in the user config folder, which prixfixe finds from
     any directory (a client starts it in a folder of its own). An existing file is never
     replaced without --force."""
-    from prixfixe.config import CONFIG_FILENAME, search_paths, user_config_dir
+    from prixfixe.config import CONFIG_FILENAME, find_config, search_paths, user_config_dir
 
     if to_stdout:
         if path is not None or here or force:
@@ -61,10 +61,19 @@ def init(path: Path | None, here: bool, force: bool, to_stdout: bool) -> None:
     write_atomically(target, starter_config())
     click.echo(f"{'Replaced' if existed else 'Wrote'} {target} with a starter configuration.")
     searched = [p.absolute() for p in search_paths(os.environ, Path.cwd())]
-    first = next((p for p in searched if p.is_file()), None)
+    if target.absolute() == (Path.cwd() / CONFIG_FILENAME).absolute():
+        # A folder's file loads once trusted; this one is the person's own doing, so it is.
+        from prixfixe.config import trust_config
+
+        trust_config(target)
+        click.echo(
+            "Trusted it (prixfixe trust): prixfixe loads it in this folder until it changes."
+        )
+    in_force = find_config(os.environ, Path.cwd()).path
+    first = in_force.absolute() if in_force is not None else None
     if target.absolute() not in searched:
         click.echo(f"prixfixe reads it when PRIXFIXE_CONFIG={target.absolute()} is set.")
-    elif first is not None and first != target.absolute():
+    elif first is not None and first.resolve() != target.resolve():
         click.echo(
             f"Note: here prixfixe reads {first} first; it finds this one where that is absent."
         )

@@ -238,6 +238,7 @@ def servers_import(
     Reads Claude Desktop's claude_desktop_config.json, Claude Code's .mcp.json and
     ~/.claude.json, Cursor's mcp.json and VS Code's .vscode/mcp.json or settings.json.
     Credentials become references ({env = "NAME"}); their values are never copied or shown."""
+    from prixfixe.config import is_trusted_now, trust_config
     from prixfixe.servers.importer import import_servers
     from prixfixe.servers.toml_writer import merge_into, render_toml
 
@@ -245,7 +246,12 @@ def servers_import(
         raise click.UsageError("--config and --replace apply with --write")
     result = import_servers(path, name_prefix=name_prefix, project=project)
     target = _write_target(config_file) if write and result.servers else None
+    trusted = target is not None and is_trusted_now(target)
     outcome = merge_into(target, result, replace=replace) if target is not None else None
+    if trusted and target is not None:
+        # A trusted folder's file this command changed, at the person's word: still trusted.
+        trust_config(target)
+        click.echo(f"{target} stays trusted with this change (prixfixe trust --list).", err=True)
     if as_json:
         echo_json(_import_json(result, target, outcome))
         return

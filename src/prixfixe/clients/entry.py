@@ -5,7 +5,16 @@ A client started from a desktop (Claude Desktop, an editor opened from the dock)
 the shell's `PATH` and starts servers in a directory of its own, so the stdio entry names the
 running `prixfixe` by its absolute path and pins, through the environment, a configuration
 and a data folder found relative to this shell. A token never appears: the HTTP entry's
-header refers to where the client keeps it."""
+header refers to where the client keeps it.
+
+CONTRACT: what an entry starts does not depend on the folder the client starts it in. The
+program is an absolute path (or uvx, which runs the installed script); without one it is this
+Python with `-P`, so `-m prixfixe` does not put the working directory first on `sys.path` (a
+checkout's `click.py` is never imported). `-P`, not `-I`: `-I` would also drop the user site
+and `PYTHON*` variables a `pip install --user` or a person's own setup relies on, and neither
+comes from the folder. The configuration the person's shell had in force is pinned by its
+absolute path (`PRIXFIXE_CONFIG`); a folder's own `prixfixe.toml` is never pinned implicitly,
+as a pin would load it however it changed later (`--config` pins one on the person's word)."""
 
 from __future__ import annotations
 
@@ -73,7 +82,8 @@ def find_launch(
     found = which("prixfixe")
     if found is not None:
         return Launch(os.path.abspath(found), ("serve",), "prixfixe on PATH")
-    return Launch(python or sys.executable, ("-m", "prixfixe", "serve"), "this Python")
+    # -P: the working directory (the client's, often a checkout) is not put on sys.path.
+    return Launch(python or sys.executable, ("-P", "-m", "prixfixe", "serve"), "this Python")
 
 
 def _running(argv0: str) -> Path | None:
@@ -98,11 +108,16 @@ def _in_uv_cache(path: Path) -> bool:
 
 
 def pinned_environment(
-    env: Mapping[str, str], found_config: Path | None, user_config: Path, config: Path | None
+    env: Mapping[str, str],
+    in_force: Path | None,
+    origin: str,
+    user_config: Path,
+    config: Path | None,
 ) -> tuple[dict[str, str], tuple[str, ...]]:
-    """`PRIXFIXE_CONFIG` and `PRIXFIXE_HOME` for the entry: `config` when given; else the file
-    in force when a client would not find it (it was found through this shell's variable or
-    working directory, not in the user config dir); `PRIXFIXE_HOME` when this shell sets it."""
+    """`PRIXFIXE_CONFIG` and `PRIXFIXE_HOME` for the entry. `PRIXFIXE_CONFIG`: `config` when
+    given; else the file in force here (`origin` as `LoadedConfig.origin`), unless it is this
+    folder's, which is left to its trust record (the user's own file is pinned instead, when
+    there is one). `PRIXFIXE_HOME` when this shell sets it."""
     pinned: dict[str, str] = {}
     notes: list[str] = []
     if config is not None:
@@ -110,11 +125,24 @@ def pinned_environment(
         if not path.is_file():
             raise PrixfixeError(f"--config {config}: there is no file there")
         pinned["PRIXFIXE_CONFIG"] = str(path)
-    elif found_config is not None and found_config.resolve() != user_config.resolve():
-        pinned["PRIXFIXE_CONFIG"] = str(found_config.resolve())
+    elif origin in ("env", "user") and in_force is not None:
+        pinned["PRIXFIXE_CONFIG"] = str(in_force.resolve())
         notes.append(
-            f"the entry sets PRIXFIXE_CONFIG={pinned['PRIXFIXE_CONFIG']}: the client starts "
-            "prixfixe in another directory, where it would not find that file"
+            f"the entry sets PRIXFIXE_CONFIG={pinned['PRIXFIXE_CONFIG']}: the client's prixfixe "
+            "reads that file whatever folder it starts in"
+        )
+    elif origin == "folder" and in_force is not None:
+        if user_config.is_file():
+            pinned["PRIXFIXE_CONFIG"] = str(user_config.resolve())
+        notes.append(
+            f"{in_force} is this folder's configuration, so the entry does not pin it (a pin "
+            "would load it even once it changed); to have the client read it anyway, give "
+            "--config with its path"
+        )
+    else:
+        notes.append(
+            f"there is no configuration file yet; the client's prixfixe reads {user_config} "
+            "once there is one (prixfixe init writes it)"
         )
     home = env.get("PRIXFIXE_HOME")
     if home:

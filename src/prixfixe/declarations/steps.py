@@ -91,6 +91,9 @@ class StepContext:
     net: NetGate = field(default_factory=lambda: NetGate(NetGrant((), "none")), repr=False)
     #: The configuration's named command lines (`[commands]`), program first.
     commands: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+    #: The folder of the configuration file that defined `commands`: where a named command
+    #: runs, whoever named it (never the server's working directory). None: `base_dir`.
+    commands_dir: Path | None = None
     #: `[search] semantic`: a step that searches (`kb-search`) fuses dense embeddings.
     semantic: bool = False
 

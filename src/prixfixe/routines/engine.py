@@ -68,6 +68,8 @@ class RunContext:
     resources: ResourceReader | None = None
     servers: ServerToolCaller | None = None
     named: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: The folder of the configuration that defined `named`: where those commands run.
+    commands_dir: Path | None = None
     semantic: bool = False  # `[search] semantic`
 
 
@@ -204,6 +206,7 @@ async def _attempt(call: StepCall, context: RunContext) -> tuple[dict[str, Any],
         fs=context.fs,
         net=context.net,
         commands=context.named,
+        commands_dir=context.commands_dir,
         semantic=context.semantic,
     )
     # A step past its deadline is abandoned, not waited for: the run reports it and goes on.

@@ -54,6 +54,9 @@ class Routines:
     #: Which day it is (`[time] zone`, `PRIXFIXE_TZ`): what steps count from and what
     #: relative dates in params (`tomorrow`) are resolved against.
     clock: Clock = field(default_factory=local_clock)
+    #: The folder of the configuration that defined `named`: where a named command runs,
+    #: for a configured step and an inline one alike (None: each step's base directory).
+    commands_dir: Path | None = None
 
     @classmethod
     def load(
@@ -88,7 +91,19 @@ class Routines:
         reports = config.model.reports
         semantic = config.model.search.semantic
         return cls(
-            routines, gate, step_types, cwd, env, leash, named, fs, net, reports, semantic, clock
+            routines,
+            gate,
+            step_types,
+            cwd,
+            env,
+            leash,
+            named,
+            fs,
+            net,
+            reports,
+            semantic,
+            clock,
+            commands_dir=base_dir,
         )
 
     # -- which routine ------------------------------------------------------------------------
@@ -155,6 +170,7 @@ class Routines:
             resources=resources,
             servers=servers,
             named=self.named,
+            commands_dir=self.commands_dir,
             semantic=self.semantic,
         )
         outcome = await engine.run(routine, context, on_step)

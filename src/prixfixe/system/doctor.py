@@ -187,6 +187,22 @@ def _records_probe(app: DoctorSubject) -> tuple[str | None, dict[str, Any] | Non
     return url, probe(url, password.reveal() if password else None)
 
 
+def config_section(config: LoadedConfig) -> dict[str, Any]:
+    """The file in force, where it came from and why it may load (`trusted`: the person's own,
+    by `$PRIXFIXE_CONFIG` or their config folder, or a folder's they trusted), and a folder's
+    file that was found but left unread."""
+    ignored = config.ignored
+    return {
+        "file": str(config.path) if config.path else None,
+        "origin": config.origin,
+        "trusted": config.path is not None,
+        "ignored": None
+        if ignored is None
+        else {"path": str(ignored.path), "reason": ignored.reason, "trust": ignored.trust_command},
+        "searched": [{"path": str(p), "exists": p.is_file()} for p in config.searched],
+    }
+
+
 def doctor_report(
     app: DoctorSubject, *, tool_budget: int, token_budget: int = 1200
 ) -> dict[str, Any]:
@@ -205,10 +221,7 @@ def doctor_report(
             "mcp": _dist_version("mcp"),
             "platform": platform.platform(terse=True),
         },
-        "config": {
-            "file": str(app.config.path) if app.config.path else None,
-            "searched": [{"path": str(p), "exists": p.is_file()} for p in app.config.searched],
-        },
+        "config": config_section(app.config),
         "facets": [
             {
                 "name": name,

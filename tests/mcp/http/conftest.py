@@ -109,6 +109,7 @@ def server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PRIXFIXE_")}
     env["PRIXFIXE_HOME"] = str(tmp_path / "home")
     env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg")
+    env["PRIXFIXE_TRUSTED_PATHS"] = str(tmp_path)  # the test's own ./prixfixe.toml loads
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
     env.update(extra)
     return env

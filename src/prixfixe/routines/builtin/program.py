@@ -7,6 +7,11 @@ step gives `command` (a list, or a string split like a shell would, without runn
 may only use `run`, since `command` and `cwd` are config-only. Either way the step declares
 exactly that command line, argument for argument, so it is in the default grant exactly when
 the configuration names it; `[leash] exec` can narrow that.
+
+CONTRACT: a command runs in the folder of the configuration that wrote it (`cwd`, when the
+configuration gives one, resolved against that folder): a `run = NAME` names a `[commands]`
+entry, which runs where that file is, never in the server's working directory, so an inline
+step cannot make a configured `python3 report.py` read a checkout's `report.py`.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import json
 import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -38,8 +44,7 @@ class CommandParams(BaseModel):
     command: list[str] | None = Field(
         default=None,
         min_length=1,
-        description="Config only: the program and its arguments (a string is split like a "
-        "shell).",
+        description="Config only: the program and its arguments (a string is split like a shell).",
     )
     cwd: str | None = Field(
         default=None, description="Config only: working directory (default: the config's)."
@@ -72,7 +77,16 @@ def _argv(params: CommandParams, named: Mapping[str, tuple[str, ...]]) -> tuple[
 
 
 async def _run(ctx: StepContext, params: CommandParams) -> tuple[Completed, tuple[str, ...]]:
-    cwd = ctx.path(params.cwd) if params.cwd else None
+    cwd: Path | None
+    if params.cwd:
+        cwd = ctx.path(params.cwd)
+    elif params.run is not None:
+        # A named command runs where the configuration that named it is, even when a client
+        # named it inline: the server's working directory (a checkout) has no say in what
+        # its relative arguments or `python -m` mean.
+        cwd = ctx.commands_dir
+    else:
+        cwd = None  # the step's base directory: its configuration's folder
     argv = _argv(params, ctx.commands)
     done = await ctx.run(argv, cwd=cwd)
     if done.returncode != 0:
