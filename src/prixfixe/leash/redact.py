@@ -221,6 +221,7 @@ class Redactor:
         self._lock = threading.Lock()
         # Swapped whole under the lock, read without it: a reader sees the old or the new one.
         self._pattern: re.Pattern[str] | None = None
+        self._mask = ""
         #: The forms as UTF-8 and UTF-16 bytes read as Latin-1, compiled on first use.
         self._needles: frozenset[str] = frozenset()
         self._binary: re.Pattern[str] | None = None
@@ -234,6 +235,8 @@ class Redactor:
     def add(self, secret: Secret) -> None:
         """Register `secret`'s value and its encodings; a value too short to mask is refused
         with a warning naming where it came from."""
+        from prixfixe.secrets import MASK  # loaded already: `secret` is one
+
         value = secret.reveal()
         if not value:
             return
@@ -260,6 +263,7 @@ class Redactor:
             self._needles = frozenset(needles)
             self._binary = None
             self._pattern = _compile(needles)
+            self._mask = MASK
         if self._guard_logging:
             install_record_factory(self)
 
@@ -276,9 +280,7 @@ class Redactor:
         pattern = self._pattern
         if pattern is None:
             return text
-        from prixfixe.secrets import MASK  # loaded already: a value was registered
-
-        return pattern.sub(MASK, text)
+        return pattern.sub(self._mask, text)
 
     def holds(self, text: str) -> bool:
         """Whether `text` holds a registered value in any form `redact` masks."""
@@ -287,17 +289,25 @@ class Redactor:
 
     def holds_bytes(self, raw: bytes) -> bool:
         """Whether binary `raw` holds a registered value: any form `redact` masks, as UTF-8
-        bytes (Latin-1 text is its own bytes for ASCII forms) or the value in UTF-16."""
-        if self._pattern is None:
+        bytes, or the value in UTF-16 (both byte orders, unbroken)."""
+        pattern = self._pattern
+        if pattern is None:
             return False
         binary = self._binary
         if binary is None:
             with self._lock:
-                needles = {n.encode("utf-8").decode("latin-1") for n in self._needles}
+                # Read as Latin-1, bytes are characters: an ASCII form is its own bytes, and
+                # `pattern` finds it; only the other forms' UTF-8 bytes need a pattern here.
+                needles = {n.encode("utf-8").decode("latin-1") for n in self._needles} - set(
+                    self._needles
+                )
+                utf16: set[str] = set()
                 for value in self._values:
-                    needles |= _utf16_forms(value)
-                binary = self._binary = _compile(needles)
-        return binary.search(raw.decode("latin-1")) is not None
+                    utf16 |= _utf16_forms(value)
+                alternatives = _trie(needles, BREAKS) + _trie(utf16, "")
+                binary = self._binary = re.compile("|".join(alternatives) or "(?!)")
+        text = raw.decode("latin-1")
+        return pattern.search(text) is not None or binary.search(text) is not None
 
     def holds_base64(self, data: str) -> bool:
         """Whether base64 `data` (a blob, an image) holds a registered value: in its text (the
