@@ -918,6 +918,10 @@ async def test_a_kept_list_of_an_older_format_is_deleted_not_shown(
         app.close_store()
     assert not path.exists()
     assert all(token_leaks(m) == [] for m in wire.received)
+    # A newer prixfixe's file is not this one's to read, nor to delete.
+    path.write_text(json.dumps({"format": 99, "tools": [tool]}), encoding="utf-8")
+    assert load_lists(path) is None
+    assert path.exists()
 
 
 def test_the_kept_lists_are_masked_when_written_and_when_read(tmp_path: Path) -> None:
