@@ -164,17 +164,15 @@ def _alternatives(node: dict[str, Any], sep: str) -> list[str]:
         nexts = _alternatives(child, sep)
         if nexts:
             rest = nexts[0] if len(nexts) == 1 else "(?:" + "|".join(nexts) + ")"
-            gap = _gap(sep, child)
+            gap = _gap(sep, child) if sep else ""
             body += f"(?:{gap}{rest})" + ("?" if "" in child else "")
         alternatives.append(body)
     return alternatives
 
 
 def _gap(sep: str, following: Iterable[str]) -> str:
-    """`sep` before characters `following`: possessive (no backtracking, the fast case) unless
-    one of them is itself something `sep` could take (whitespace, a backslash)."""
-    if not sep:
-        return ""
+    """Non-empty `sep` before characters `following`: possessive (no backtracking, the fast
+    case) unless one of them is itself something `sep` could take (whitespace, a backslash)."""
     if any(c and (c.isspace() or c == "\\") for c in following):
         return sep
     return sep + "+"
