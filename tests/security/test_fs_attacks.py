@@ -75,8 +75,7 @@ async def test_a_client_board_scan_outside_the_configured_folders_is_refused_uno
     assert found["status"] == "failed"
     assert found["error"]["kind"] == "refused"
     assert "outside the file grant" in found["error"]["message"] or (
-        "not a file or folder" in found["error"]["message"]
-        or "/proc" in found["error"]["message"]
+        "not a file or folder" in found["error"]["message"] or "/proc" in found["error"]["message"]
     )
     assert str((tmp_path / "board").resolve()) in found["error"]["message"]
     assert opened == []

@@ -13,6 +13,7 @@ import base64
 import json
 import logging
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -20,11 +21,16 @@ import time
 import urllib.parse
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AsyncExitStack, suppress
 from pathlib import Path
 from typing import Any
 
+import anyio
+import mcp_types as types
 import pytest
 from mcp import Client
+from mcp.client._memory import InMemoryTransport
+from mcp.shared.message import SessionMessage
 
 from prixfixe.app import App
 from prixfixe.config import validate_config
@@ -32,6 +38,7 @@ from prixfixe.errors import ConfigError, RoutineError
 from prixfixe.leash import redact as redaction
 from prixfixe.leash.redact import (
     MIN_LENGTH,
+    MIN_SPLIT_LENGTH,
     REDACTOR,
     RedactingFilter,
     Redactor,
@@ -42,6 +49,8 @@ from prixfixe.routines import archive
 from prixfixe.routines.report import REPORT_VERSION, Failure, Report, StepResult
 from prixfixe.routines.service import REPORTS_OWNER
 from prixfixe.secrets import MASK, Secret
+from prixfixe.servers.catalogue import CATALOGUE_DIR, catalogue_path, load_lists, save
+from prixfixe.servers.masking import WITHHELD, WITHHELD_URI, mask_json, mask_message, masked
 from prixfixe.store.migrations import CORE_MIGRATIONS
 from prixfixe.store.sqlite import SQLiteStore
 from prixfixe.store.uris import record_uri
@@ -625,3 +634,452 @@ def test_saving_reports_stamps_them_with_the_time_they_were_kept(
     archive.save(slice_, _report(), [""] * 2, "")
     ((created,),) = slice_.query("SELECT created FROM {prefix}reports")
     assert before <= created <= time.time()
+
+
+# -- a mounted server that echoes its credential -------------------------------------------------
+
+LEAKY_SERVER = Path(__file__).with_name("leaky_server.py")
+#: The mounted server's credential: '/', '+' and '=' make its URL encodings differ from it.
+TOKEN = "pfx-Tok3n/Sekr1t+Value=7781_Zq"
+NS = "prixfixe://servers/leaky/"
+LEAKY_CONFIG = (
+    f"[servers.leaky]\ncommand = {json.dumps(PY)}\nargs = [{json.dumps(str(LEAKY_SERVER))}]\n"
+    'timeout = 20\nenv = { LEAKY_TOKEN = { env = "PF_LEAKY_TOKEN" } }\n'
+    '[mcp]\nexpose = ["core", "leaky"]\n'
+)
+
+
+def _windows(text: str, size: int) -> set[str]:
+    return {text[i : i + size] for i in range(len(text) - size + 1)} if len(text) > size else {text}
+
+
+def _b64_cores(raw: bytes) -> set[str]:
+    """The base64 characters `raw` alone decides, at each byte alignment, in both alphabets:
+    found as the characters that stay the same whatever bytes surround it."""
+    cores: set[str] = set()
+    for pad in range(3):
+        for encode in (base64.b64encode, base64.urlsafe_b64encode):
+            low = encode(b"\0" * pad + raw + b"\0\0").decode()
+            high = encode(b"\xff" * pad + raw + b"\xff\xff").decode()
+            same = "".join(a if a == b else "\0" for a, b in zip(low, high, strict=True))
+            cores.add(max(same.split("\0"), key=len))
+    return cores
+
+
+def token_needles(token: str = TOKEN) -> set[str]:
+    """Every piece of the token or of an encoding of it that must never be seen: any 12
+    characters of it, its JSON and URL encodings, any 24 hex digits, any 16 characters of its
+    base64 at any alignment (padding or not, either alphabet)."""
+    raw = token.encode()
+    found = _windows(token, 12)
+    found |= {json.dumps(token)[1:-1], urllib.parse.quote(token, safe="")}
+    found |= {urllib.parse.quote(token), urllib.parse.quote_plus(token)}
+    found |= _windows(raw.hex(), 24) | _windows(raw.hex().upper(), 24)
+    for core in _b64_cores(raw):
+        found |= _windows(core, 16)
+    return found
+
+
+NEEDLES_TOKEN = sorted(token_needles())
+#: Line breaks, whitespace and their JSON escapes: removed to find a value split over lines.
+_BREAKS = re.compile(r"\s+|(?:\\+[nrt])+")
+
+
+def _b64_payloads(data: Any) -> Iterator[bytes]:
+    """The bytes every base64-looking string in JSON `data` decodes to (data: URIs too)."""
+    if isinstance(data, dict):
+        for key, value in data.items():
+            yield from _b64_payloads(key)
+            yield from _b64_payloads(value)
+    elif isinstance(data, list):
+        for item in data:
+            yield from _b64_payloads(item)
+    elif isinstance(data, str):
+        text = data.partition(";base64,")[2] if data.startswith("data:") else data
+        compact = re.sub(r"\s+", "", text).replace("-", "+").replace("_", "/").rstrip("=")
+        if len(compact) >= 16 and re.fullmatch(r"[A-Za-z0-9+/]+", compact):
+            with suppress(ValueError):
+                yield base64.b64decode(compact + "=" * (-len(compact) % 4))
+
+
+def token_leaks(blob: bytes) -> list[str]:
+    """The needles found in `blob` (raw JSON-RPC bytes, a file): as they are, with line
+    breaks and their escapes removed (a value split over lines), and in the bytes of every
+    base64 payload (decoded as UTF-8, UTF-16 and with breaks removed too)."""
+    texts = [blob.decode("utf-8", "replace")]
+    try:
+        parsed = json.loads(blob)
+    except ValueError:
+        parsed = None
+    for payload in _b64_payloads(parsed):
+        texts.append(payload.decode("latin-1"))
+        texts.append(payload.decode("utf-16-le", "replace"))
+    texts += [_BREAKS.sub("", t) for t in texts]
+    return sorted({n for n in NEEDLES_TOKEN for t in texts if n in t})
+
+
+class Wire:
+    """An `mcp.Client` transport to an in-process server that keeps every JSON-RPC message the
+    server sends, serialized as a stdio transport writes it: the bytes a client receives."""
+
+    def __init__(self, server: Any) -> None:
+        self.server = server
+        self.received: list[bytes] = []
+        self._stack: AsyncExitStack | None = None
+
+    async def __aenter__(self) -> tuple[Any, Any]:
+        stack = AsyncExitStack()
+        await stack.__aenter__()
+        self._stack = stack
+        read, write = await stack.enter_async_context(InMemoryTransport(self.server))
+        send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](100)
+
+        async def pump() -> None:
+            async with send:
+                async for item in read:
+                    if isinstance(item, SessionMessage):
+                        dumped = item.message.model_dump_json(by_alias=True, exclude_unset=True)
+                        self.received.append(dumped.encode())
+                    await send.send(item)
+
+        tg = await stack.enter_async_context(anyio.create_task_group())
+        tg.start_soon(pump)
+        stack.callback(tg.cancel_scope.cancel)
+        return receive, write
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._stack is not None
+        await self._stack.__aexit__(None, None, None)
+
+
+def mounting_leaky(make_app: AppFactory) -> App:
+    return make_app(config=LEAKY_CONFIG, env={"PF_LEAKY_TOKEN": TOKEN}, plugins=[])
+
+
+def clean_png() -> bytes:
+    return bytes([137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13]) + bytes(range(256))
+
+
+async def _every_channel(app: App, wire: Wire) -> dict[str, Any]:
+    """Drive every channel of the mounted server through prixfixe; what each answered."""
+    got: dict[str, Any] = {}
+    progress: list[Any] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append(message)
+
+    async with Client(wire, mode="legacy") as client:
+        with anyio.fail_after(30):
+            await app.servers.settled()
+        got["tools"] = await client.list_tools()
+        got["search"] = await client.call_tool("tool_search", {"query": "leak says its token"})
+        got["describe"] = await client.call_tool("tool_describe", {"name": "leaky.leak"})
+        got["call"] = await client.call_tool("leaky.leak", {}, progress_callback=on_progress)
+        got["invoke"] = await client.call_tool(
+            "tool_invoke", {"name": "leaky.leak", "arguments": {}}
+        )
+        got["refuse"] = await client.call_tool("leaky.refuse", {})
+        got["clean"] = await client.call_tool("leaky.clean_picture", {})
+        got["prompts"] = await client.list_prompts()
+        got["prompt"] = await client.get_prompt("leaky.leaky", {"who": "x"})
+        got["complete_prompt"] = await client.complete(
+            types.PromptReference(name="leaky.leaky"), {"name": "who", "value": "p"}
+        )
+        got["complete_template"] = await client.complete(
+            types.ResourceTemplateReference(uri=NS + "leak://notes/{name}"),
+            {"name": "name", "value": ""},
+        )
+        got["templates"] = await client.list_resource_templates()
+        listed = (await client.list_resources()).resources
+        got["resources"] = listed
+        reads = {}
+        for uri in [str(r.uri) for r in listed] + [NS + "leak://notes/x"]:
+            reads[uri] = await client.read_resource(uri)
+        got["reads"] = reads
+    got["progress"] = progress
+    return got
+
+
+@pytest.mark.anyio
+@pytest.mark.slow
+async def test_a_mounted_server_echoing_its_credential_shows_it_in_nothing_a_client_receives(
+    make_app: AppFactory,
+) -> None:
+    app = mounting_leaky(make_app)
+    wire = Wire(build_server(app))
+    try:
+        got = await _every_channel(app, wire)
+    finally:
+        app.close_store()
+    assert wire.received, "nothing was received: the check would prove nothing"
+    for message in wire.received:
+        assert token_leaks(message) == [], message[:2000]
+    # The server did say its token on each channel: prixfixe shows the mask in its place.
+    tools = {t.name: t for t in got["tools"].tools}
+    assert MASK in (tools["leaky.leak"].description or "")
+    assert MASK in json.dumps(tools["leaky.leak"].input_schema)
+    assert MASK in shown(got["describe"])
+    call = got["call"]
+    kinds = [block.type for block in call.content]
+    # The image, the audio and the embedded blob held the value: each is a text saying so.
+    assert kinds == ["text", "text", "text", "resource_link", "resource_link"] + ["resource"] * 3
+    assert MASK in call.content[0].text
+    assert call.content[1].text == WITHHELD.format(kind="image")
+    assert call.content[2].text == WITHHELD.format(kind="audio")
+    assert call.content[3].uri == f"https://x.example/cb?token={MASK}"
+    assert call.content[4].uri == f"leak://{MASK}"
+    assert call.content[6].resource.text == WITHHELD.format(kind="blob")
+    # Binary data that holds no value passes unchanged.
+    assert base64.b64decode(call.content[7].resource.blob) == clean_png()
+    (image,) = got["clean"].content
+    assert base64.b64decode(image.data) == clean_png()
+    assert call.structured_content["token"] == MASK
+    assert got["refuse"].is_error is True
+    assert got["progress"]
+    assert MASK in got["progress"][0]
+    assert MASK in (got["prompts"].prompts[0].description or "")
+    messages = got["prompt"].messages
+    assert [m.content.type for m in messages] == ["text", "text", "resource"]
+    assert messages[1].content.text == WITHHELD.format(kind="image")
+    assert got["complete_prompt"].completion.values[0] == MASK
+    assert got["complete_template"].completion.values[0] == MASK
+    reads = got["reads"]
+    blobs = reads[NS + "leak://blob"].contents
+    assert [getattr(c, "text", None) for c in blobs] == [WITHHELD.format(kind="blob")] * 3
+    (clean,) = reads[NS + "leak://clean"].contents
+    assert base64.b64decode(clean.blob) == clean_png()
+    assert MASK in reads[NS + "leak://text"].contents[0].text
+    assert f"{NS}leak://named/{MASK}" in reads
+
+
+def _kept_files(home: Path) -> list[Path]:
+    return sorted((home / CATALOGUE_DIR).glob("leaky-*.json"))
+
+
+@pytest.mark.anyio
+@pytest.mark.slow
+async def test_the_kept_tool_list_holds_no_credential_and_a_restart_shows_none(
+    make_app: AppFactory, tmp_path: Path
+) -> None:
+    app = mounting_leaky(make_app)
+    try:
+        async with Client(build_server(app), mode="legacy") as client:
+            with anyio.fail_after(30):
+                await app.servers.settled()
+            await client.list_tools()
+    finally:
+        app.close_store()
+    (kept,) = _kept_files(tmp_path / "home")
+    raw = kept.read_bytes()
+    assert MASK.encode() in raw  # the lists it kept are the server's, masked
+    assert token_leaks(raw) == []
+    # A restart: a new process has resolved no credential, and the lazy server is not started
+    # (its lists come from the file).
+    REDACTOR.clear()
+    again = mounting_leaky(make_app)
+    wire = Wire(build_server(again))
+    try:
+        async with Client(wire, mode="legacy") as client:
+            tools = await client.list_tools()
+            described = await client.call_tool("tool_describe", {"name": "leaky.leak"})
+            prompts = await client.list_prompts()
+            resources = await client.list_resources()
+            templates = await client.list_resource_templates()
+            assert again.servers.upstreams["leaky"].state == "stopped"
+    finally:
+        again.close_store()
+    assert "leaky.leak" in {t.name for t in tools.tools}
+    assert MASK in shown(described)
+    assert prompts.prompts
+    assert resources.resources
+    assert templates.resource_templates
+    for message in wire.received:
+        assert token_leaks(message) == [], message[:2000]
+
+
+@pytest.mark.anyio
+async def test_a_kept_list_of_an_older_format_is_deleted_not_shown(
+    make_app: AppFactory, tmp_path: Path
+) -> None:
+    first = mounting_leaky(make_app)
+    path = catalogue_path(first.home, "leaky", first.servers.upstreams["leaky"].config)
+    first.close_store()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tool = {"name": "leak", "description": f"token {TOKEN}", "inputSchema": {"type": "object"}}
+    path.write_text(json.dumps({"format": 2, "tools": [tool]}), encoding="utf-8")
+    # The credential cannot be resolved (its variable is unset), so the server never starts
+    # and its value is never known to mask: only deleting the file keeps it from being shown.
+    app = make_app(config=LEAKY_CONFIG, env={}, plugins=[])
+    wire = Wire(build_server(app))
+    try:
+        async with Client(wire, mode="legacy") as client:
+            await client.call_tool("tool_search", {"query": "token"})
+    finally:
+        app.close_store()
+    assert not path.exists()
+    assert all(token_leaks(m) == [] for m in wire.received)
+    # A newer prixfixe's file is not this one's to read, nor to delete.
+    path.write_text(json.dumps({"format": 99, "tools": [tool]}), encoding="utf-8")
+    assert load_lists(path) is None
+    assert path.exists()
+
+
+def test_the_kept_lists_are_masked_when_written_and_when_read(tmp_path: Path) -> None:
+    path = tmp_path / "kept.json"
+    tool = types.Tool(name="t", description=f"uses {TOKEN}", input_schema={"type": "object"})
+    prompt = types.Prompt(name="p", description=base64.b64encode(TOKEN.encode()).decode())
+    save(path, [tool], prompts=[prompt])  # nothing registered yet: written as it is
+    assert TOKEN.encode() in path.read_bytes()
+    REDACTOR.add(Secret(TOKEN, "env PF_LEAKY_TOKEN"))
+    lists = load_lists(path)  # an old file may hold a value now known: masked on reading
+    assert lists is not None
+    assert lists.tools[0].description == f"uses {MASK}"
+    assert lists.prompts[0].description == MASK
+    save(path, [tool], prompts=[prompt])  # a value registered since the list was read
+    assert token_leaks(path.read_bytes()) == []
+
+
+# -- masking what a server says, unit by unit ---------------------------------------------------
+
+
+def _registered() -> None:
+    REDACTOR.add(Secret(TOKEN, "env PF_LEAKY_TOKEN"))
+
+
+def test_binary_data_is_withheld_whole_only_when_it_holds_a_value() -> None:
+    assert mask_json({"blob": "anything"}) == {"blob": "anything"}  # nothing registered
+    _registered()
+    png = base64.b64encode(clean_png()).decode()
+    holding = base64.b64encode(clean_png() + TOKEN.encode()).decode()
+    assert mask_json({"uri": TOKEN, "blob": png}) == {"uri": MASK, "blob": png}
+    assert mask_json({"uri": "x://y", "blob": holding, "mimeType": "image/png"}) == {
+        "uri": "x://y",
+        "mimeType": "text/plain",
+        "text": WITHHELD.format(kind="blob"),
+    }
+    image = {"type": "image", "data": png, "mimeType": "image/png", "_meta": {TOKEN: 1}}
+    assert mask_json(image) == {**image, "_meta": {MASK: 1}}
+    assert mask_json({**image, "data": holding}) == {
+        "type": "text",
+        "text": WITHHELD.format(kind="image"),
+        "_meta": {MASK: 1},
+    }
+    assert mask_json(f"data:image/png;base64,{holding}") == WITHHELD_URI
+    assert mask_json(f"data:image/png;base64,{png}") == f"data:image/png;base64,{png}"
+    assert mask_json(f"data:text/plain,{TOKEN}") == f"data:text/plain,{MASK}"
+    assert mask_json([(TOKEN, 1.5, None)]) == [[MASK, 1.5, None]]
+
+
+@pytest.mark.anyio
+async def test_the_masked_stream_masks_every_message_and_passes_exceptions() -> None:
+    send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](10)
+    stream = masked(receive)
+    failure = ValueError("not JSON-RPC")
+    error = types.JSONRPCError(
+        jsonrpc="2.0", id=1, error=types.ErrorData(code=-1, message=TOKEN, data={"t": TOKEN})
+    )
+    note = types.JSONRPCNotification(jsonrpc="2.0", method="x", params={"t": TOKEN})
+    answer = types.JSONRPCResponse(jsonrpc="2.0", id=2, result={"t": TOKEN})
+    # Nothing registered: a message passes as it is.
+    assert mask_message(SessionMessage(note)).message.params == {"t": TOKEN}  # type: ignore[union-attr]
+    _registered()
+    async with send:
+        for item in (failure, SessionMessage(error), SessionMessage(note), SessionMessage(answer)):
+            await send.send(item)
+    assert await stream.receive() is failure
+    async with stream:
+        assert stream.statistics().current_buffer_used == 3  # what the inner stream has
+        got = [item async for item in stream]
+    masked_error, masked_note, masked_answer = (m.message for m in got)  # type: ignore[union-attr]
+    assert masked_error.error.model_dump() == {"code": -1, "message": MASK, "data": {"t": MASK}}
+    assert masked_note.params == {"t": MASK}
+    assert masked_answer.result == {"t": MASK}
+    await stream.aclose()
+
+
+# -- the redactor's encodings -------------------------------------------------------------------
+
+SAMPLE = "ghp_Sekr1tT0ken/Value+9981=xyz"
+
+
+def _sample() -> Redactor:
+    redactor = Redactor()
+    redactor.add(Secret(SAMPLE, "env SAMPLE"))
+    return redactor
+
+
+@pytest.mark.parametrize("brk", ["\n", "\r\n", "\\n", "\\r\\n", "\\\\n", " \n    ", "\t", " "])
+def test_a_value_split_over_lines_at_any_position_is_masked_whole(brk: str) -> None:
+    redactor = _sample()
+    for i in range(1, len(SAMPLE)):
+        split = SAMPLE[:i] + brk + SAMPLE[i:]
+        assert redactor.redact(f"before {split} after") == f"before {MASK} after", (i, brk)
+        assert redactor.holds(split)
+
+
+@pytest.mark.parametrize("pad", [b"", b"u", b"us", b"use"])
+@pytest.mark.parametrize("alphabet", ["std", "urlsafe"])
+@pytest.mark.parametrize("padding", [True, False])
+@pytest.mark.parametrize("wrap", [None, 76, 64])
+def test_base64_of_a_value_at_every_alignment_is_masked(
+    pad: bytes, alphabet: str, padding: bool, wrap: int | None
+) -> None:
+    redactor = _sample()
+    encode = base64.b64encode if alphabet == "std" else base64.urlsafe_b64encode
+    encoded = encode(pad + SAMPLE.encode() + b"!?").decode()
+    if not padding:
+        encoded = encoded.rstrip("=")
+    if wrap:
+        encoded = "\n".join(encoded[i : i + wrap] for i in range(0, len(encoded), wrap))
+    masked_text = redactor.redact(f"data: {encoded} end")
+    assert MASK in masked_text
+    # At most the few characters the neighbouring bytes also decide stay visible.
+    left = masked_text.replace(MASK, "").removeprefix("data:").removesuffix("end")
+    assert len(_BREAKS.sub("", left).rstrip("=")) <= 8, (encoded, masked_text)
+    assert redactor.holds_base64(encoded)
+
+
+def test_url_hex_and_json_encodings_of_a_value_are_masked() -> None:
+    redactor = _sample()
+    raw = SAMPLE.encode()
+    for text in (
+        urllib.parse.quote(SAMPLE, safe=""),
+        re.sub("%..", lambda m: m.group(0).lower(), urllib.parse.quote(SAMPLE, safe="")),
+        urllib.parse.quote(SAMPLE),
+        urllib.parse.quote_plus(SAMPLE),
+        raw.hex(),
+        raw.hex().upper(),
+        raw.hex()[:20] + "\n" + raw.hex()[20:],
+        json.dumps(SAMPLE[:9] + "\n" + SAMPLE[9:])[1:-1],
+    ):
+        assert redactor.redact(f"<{text}>") == f"<{MASK}>", text
+
+
+def test_binary_data_holding_a_value_is_recognised_in_its_bytes() -> None:
+    redactor = _sample()
+    raw = SAMPLE.encode()
+    for data in (
+        b"\x89PNG\0" + raw + b"\xff",
+        SAMPLE.encode("utf-16-le"),
+        b"\xfe\xff" + SAMPLE.encode("utf-16-be"),
+        base64.b64encode(raw),
+        raw[:10] + b"\r\n" + raw[10:],
+    ):
+        assert redactor.holds_bytes(data), data
+        assert redactor.holds_base64(base64.b64encode(b"\x00\x01" + data).decode()), data
+    assert not redactor.holds_bytes(bytes(range(256)))
+    assert not redactor.holds_base64(base64.b64encode(bytes(range(256))).decode())
+    assert not redactor.holds_base64("not base64 at all!")
+    assert not redactor.holds_base64("abcde")  # a length no base64 has
+    assert not Redactor().holds_base64(base64.b64encode(raw).decode())  # nothing registered
+    assert not Redactor().holds_bytes(raw)
+
+
+def test_a_short_value_is_masked_only_unbroken() -> None:
+    redactor = Redactor()
+    short = "k9Zq"  # MIN_LENGTH characters: masked, but "k9 Zq" is prose
+    assert len(short) == MIN_LENGTH < MIN_SPLIT_LENGTH
+    redactor.add(Secret(short, "env SHORT"))
+    assert redactor.redact(f"a {short} b") == f"a {MASK} b"
+    for brk in ("\n", " ", "\\n"):
+        assert redactor.redact(f"a k9{brk}Zq b") == f"a k9{brk}Zq b"

@@ -21,12 +21,30 @@ inside a longer one never leaves a tail behind):
 * its base64 (standard and URL-safe alphabets) at each of the three byte alignments it can
   have inside a longer encoded string (`user:TOKEN` in a Basic auth header): the characters
   that depend on the value's bytes alone are masked, so at most two characters at either end,
-  a few bits, stay visible. Base64 wrapped over several lines is not recognised.
+  a few bits, stay visible. With or without `=` padding: the fragments end before it;
+* each of these forms split over lines: a form at least `MIN_SPLIT_LENGTH` characters long is
+  also recognised with line breaks, whitespace or their JSON escapes (`\\n`, `\\r`, `\\t`,
+  escaped once or more) between any two of its characters, as base64 wrapped at 76 columns,
+  a PEM body, or a value cut by a terminal or a JSON encoder looks. The mask then covers the
+  whole split span, breaks included.
+
+How it stays fast: the forms of every registered value are compiled into one regular
+expression shaped as a trie (forms sharing a prefix share its branch), so text is scanned once
+and a position that starts no form costs one character-class test. The break tolerance sits
+between characters inside the trie and costs nothing until a form's first characters match.
+`benchmarks/bench_redact.py` measures it.
+
+Binary data (a blob, an image's data) cannot be masked in place without leaving a corrupt
+half: `holds_base64` and `holds_bytes` say whether it holds a value (its base64 text as text,
+its decoded bytes as UTF-8, UTF-16 or Latin-1 text in any of the forms above), and the caller
+replaces the whole of it (see `prixfixe.servers.masking`).
 
 Values shorter than `MIN_LENGTH` characters are not registered: masking `ab` everywhere would
 destroy text that merely contains it, and such a value is guessable anyway. A warning (naming
 where the credential came from, never its value) says so once per source. Encoded forms shorter
-than `MIN_ENCODED_LENGTH` (a short value's base64 fragments) are skipped for the same reason.
+than `MIN_ENCODED_LENGTH` (a short value's base64 fragments) are skipped for the same reason,
+and forms shorter than `MIN_SPLIT_LENGTH` are matched only unbroken: `a b c d` is prose, not a
+credential split over lines.
 
 Registered values stay for the life of the process (`clear()` is for tests). When nothing is
 registered, `redact` returns its argument at once.
@@ -35,6 +53,7 @@ registered, `redact` returns its argument at once.
 from __future__ import annotations
 
 import base64
+import binascii
 import json
 import logging
 import re
@@ -56,6 +75,11 @@ MIN_LENGTH = 4
 MIN_LINE_LENGTH = 8
 #: The shortest encoded form (a base64 fragment) that is masked.
 MIN_ENCODED_LENGTH = 6
+#: The shortest form that is also recognised split over lines (see the module docstring).
+MIN_SPLIT_LENGTH = 8
+#: What may sit between two characters of a split form: whitespace (line breaks, a wrapped
+#: line's indentation) and the JSON escapes of line breaks and tabs, escaped once or more.
+BREAKS = r"(?:\s|\\+[nrt])*"
 
 T = TypeVar("T")
 
@@ -102,6 +126,90 @@ def forms(value: str) -> set[str]:
     return {f for f in found if len(f) >= MIN_LENGTH}
 
 
+def _utf16_forms(value: str) -> set[str]:
+    """`value` in UTF-16 (both byte orders), as Latin-1 text: how it sits in binary data
+    written by Windows or Java tools."""
+    found: set[str] = set()
+    for base in {value, value.strip()}:
+        if len(base) >= MIN_LENGTH:
+            found |= {base.encode(c).decode("latin-1") for c in ("utf-16-le", "utf-16-be")}
+    return found
+
+
+def _trie(needles: Iterable[str], sep: str) -> list[str]:
+    """The top-level alternatives of one regular expression matching every needle, longest
+    first at each position, shaped as a trie: needles sharing a prefix share its branch, so a
+    position that starts no needle costs a character-class test (each alternative begins with
+    a literal, from which `re` builds that class). `sep` may sit between any two characters."""
+    root: dict[str, Any] = {}
+    for needle in needles:
+        node = root
+        for char in needle:
+            node = node.setdefault(char, {})
+        node[""] = {}
+    return _alternatives(root, sep)
+
+
+def _alternatives(node: dict[str, Any], sep: str) -> list[str]:
+    alternatives: list[str] = []
+    for char, child in sorted(node.items()):
+        if not char:
+            continue
+        run = [re.escape(char)]
+        # A run of single-child nodes is one sequence (no recursion along a long needle).
+        while len(child) == 1 and "" not in child:
+            ((char, child),) = child.items()
+            run.append(re.escape(char))
+        body = _between(run, sep)
+        nexts = _alternatives(child, sep)
+        if nexts:
+            rest = nexts[0] if len(nexts) == 1 else "(?:" + "|".join(nexts) + ")"
+            gap = _gap(sep, child) if sep else ""
+            body += f"(?:{gap}{rest})" + ("?" if "" in child else "")
+        alternatives.append(body)
+    return alternatives
+
+
+def _gap(sep: str, following: Iterable[str]) -> str:
+    """Non-empty `sep` before characters `following`: possessive (no backtracking, the fast
+    case) unless one of them is itself something `sep` could take (whitespace, a backslash)."""
+    if any(c and (c.isspace() or c == "\\") for c in following):
+        return sep
+    return sep + "+"
+
+
+def _between(run: list[str], sep: str) -> str:
+    if not sep:
+        return "".join(run)
+    out = run[0]
+    for escaped in run[1:]:
+        out += _gap(sep, [escaped[-1]]) + escaped
+    return out
+
+
+def _compile(needles: set[str]) -> re.Pattern[str]:
+    """Every needle, the long ones also split by `BREAKS` (see the module docstring)."""
+    long = {n for n in needles if len(n) >= MIN_SPLIT_LENGTH}
+    alternatives = _trie(long, BREAKS) + _trie(needles - long, "")
+    try:
+        return re.compile("|".join(alternatives))
+    except (RecursionError, re.error):  # pragma: no cover - a trie too deep for `re`
+        ordered = sorted(needles, key=lambda n: (-len(n), n))
+        return re.compile("|".join(re.escape(n) for n in ordered))
+
+
+def _b64decode(data: str) -> bytes | None:
+    """The bytes of base64 `data` (either alphabet, padded or not, wrapped or not); None when
+    it is not base64."""
+    compact = re.sub(r"\s+", "", data).replace("-", "+").replace("_", "/").rstrip("=")
+    if len(compact) % 4 == 1:
+        return None
+    try:
+        return base64.b64decode(compact + "=" * (-len(compact) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
 class Redactor:
     """Masks registered secret values in text and data; safe to use from any thread."""
 
@@ -111,6 +219,10 @@ class Redactor:
         self._lock = threading.Lock()
         # Swapped whole under the lock, read without it: a reader sees the old or the new one.
         self._pattern: re.Pattern[str] | None = None
+        self._mask = ""
+        #: The forms as UTF-8 and UTF-16 bytes read as Latin-1, compiled on first use.
+        self._needles: frozenset[str] = frozenset()
+        self._binary: re.Pattern[str] | None = None
         self._guard_logging = guard_logging
 
     @property
@@ -121,6 +233,8 @@ class Redactor:
     def add(self, secret: Secret) -> None:
         """Register `secret`'s value and its encodings; a value too short to mask is refused
         with a warning naming where it came from."""
+        from prixfixe.secrets import MASK  # loaded already: `secret` is one
+
         value = secret.reveal()
         if not value:
             return
@@ -144,8 +258,10 @@ class Redactor:
             needles: set[str] = set()
             for known in self._values:
                 needles |= forms(known)
-            ordered = sorted(needles, key=lambda n: (-len(n), n))
-            self._pattern = re.compile("|".join(re.escape(n) for n in ordered))
+            self._needles = frozenset(needles)
+            self._binary = None
+            self._pattern = _compile(needles)
+            self._mask = MASK
         if self._guard_logging:
             install_record_factory(self)
 
@@ -154,16 +270,52 @@ class Redactor:
         with self._lock:
             self._values.clear()
             self._warned.clear()
-            self._pattern = None
+            self._needles = frozenset()
+            self._pattern = self._binary = None
 
     def redact(self, text: str) -> str:
         """`text` with every registered value, in every form, replaced by the mask."""
         pattern = self._pattern
         if pattern is None:
             return text
-        from prixfixe.secrets import MASK  # loaded already: a value was registered
+        return pattern.sub(self._mask, text)
 
-        return pattern.sub(MASK, text)
+    def holds(self, text: str) -> bool:
+        """Whether `text` holds a registered value in any form `redact` masks."""
+        pattern = self._pattern
+        return pattern is not None and pattern.search(text) is not None
+
+    def holds_bytes(self, raw: bytes) -> bool:
+        """Whether binary `raw` holds a registered value: any form `redact` masks, as UTF-8
+        bytes, or the value in UTF-16 (both byte orders, unbroken)."""
+        pattern = self._pattern
+        if pattern is None:
+            return False
+        binary = self._binary
+        if binary is None:
+            with self._lock:
+                # Read as Latin-1, bytes are characters: an ASCII form is its own bytes, and
+                # `pattern` finds it; only the other forms' UTF-8 bytes need a pattern here.
+                needles = {n.encode("utf-8").decode("latin-1") for n in self._needles} - set(
+                    self._needles
+                )
+                utf16: set[str] = set()
+                for value in self._values:
+                    utf16 |= _utf16_forms(value)
+                alternatives = _trie(needles, BREAKS) + _trie(utf16, "")
+                binary = self._binary = re.compile("|".join(alternatives) or "(?!)")
+        text = raw.decode("latin-1")
+        return pattern.search(text) is not None or binary.search(text) is not None
+
+    def holds_base64(self, data: str) -> bool:
+        """Whether base64 `data` (a blob, an image) holds a registered value: in its text (the
+        value's own base64, at any alignment) or in the bytes it decodes to."""
+        if self._pattern is None:
+            return False
+        if self.holds(data):
+            return True
+        raw = _b64decode(data)
+        return raw is not None and self.holds_bytes(raw)
 
     def redact_data(self, data: T) -> T:
         """JSON-like `data` (dicts, lists, tuples, strings; keys too) with strings redacted.
@@ -280,6 +432,7 @@ __all__ = [
     "MIN_ENCODED_LENGTH",
     "MIN_LENGTH",
     "MIN_LINE_LENGTH",
+    "MIN_SPLIT_LENGTH",
     "REDACTOR",
     "RedactingFilter",
     "Redactor",

@@ -6,6 +6,11 @@ The file is keyed by a hash of the server's configuration (references, never val
 changed command, argument or URL is another server, whose old list is never shown for it.
 It is rewritten whenever the server starts or says one of its lists changed. A file that cannot be
 read or parsed counts as absent (the server is then started once to read its list).
+
+No credential value is kept: the lists arrive masked (`masking.py`), and are masked again as
+they are written (a value registered since they were read) and as they are read. A file of an
+older format, written before lists were masked, is deleted when found rather than shown: at
+start-up a lazy server's credentials are not resolved yet, so its values are not known to mask.
 """
 
 from __future__ import annotations
@@ -25,14 +30,15 @@ import mcp_types as types
 from pydantic import ValidationError
 
 from prixfixe.config import ServerConfig
+from prixfixe.servers.masking import mask_json
 
 log = logging.getLogger(__name__)
 
 #: Where tool lists are kept, under the prixfixe home.
 CATALOGUE_DIR = Path("cache") / "servers"
 #: Bumped when the file's shape changes; older files are then ignored. 2: resources,
-#: resource templates and prompts beside the tools.
-FORMAT = 2
+#: resource templates and prompts beside the tools. 3: masked (older files are deleted).
+FORMAT = 3
 
 M = TypeVar("M", types.Tool, types.Resource, types.ResourceTemplate, types.Prompt)
 
@@ -76,7 +82,14 @@ def load_lists(path: Path) -> Lists | None:
         log.warning("ignoring the tool catalogue %s: %s", path, exc)
         return None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
+        found = data.get("format") if isinstance(data, dict) else None
+        if isinstance(found, int) and found < FORMAT:
+            # Written before lists were masked: it may hold a credential value.
+            with contextlib.suppress(OSError):
+                path.unlink()
+            log.info("deleted the tool catalogue %s of an older format (%s)", path, found)
         return None
+    data = mask_json(data)
     try:
         return Lists(
             tools=_parse(types.Tool, data.get("tools")),
@@ -111,13 +124,15 @@ def save(
     prompts: Sequence[types.Prompt] = (),
 ) -> None:
     """Keep the lists at `path`, atomically (a reader sees the old lists or the new ones)."""
-    data = {
-        "format": FORMAT,
-        "tools": _dump(tools),
-        "resources": _dump(resources),
-        "templates": _dump(templates),
-        "prompts": _dump(prompts),
-    }
+    data = mask_json(
+        {
+            "format": FORMAT,
+            "tools": _dump(tools),
+            "resources": _dump(resources),
+            "templates": _dump(templates),
+            "prompts": _dump(prompts),
+        }
+    )
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")

@@ -16,6 +16,9 @@ templates and prompts when it advertises them) at start and again when it says o
 reads resources, renders prompts, forwards completions, and keeps the server subscribed to
 the resources someone watches (again after a restart); what the server says unasked
 (`list_changed`, `resources/updated`) goes to the listeners it was built with.
+
+Every message the server sends is masked before the session parses it (`masking.py`): no
+credential value it echoes reaches a list, a result, the disk or a client.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from prixfixe.leash.exec import ExecGate
 from prixfixe.leash.net import NetGate
 from prixfixe.secrets import Secret
 from prixfixe.servers.backoff import Backoff
+from prixfixe.servers.masking import masked
 from prixfixe.servers.stdio import Ending, process_transport
 from prixfixe.tools.validation import check_output
 
@@ -221,6 +225,8 @@ class Upstream:
         try:
             async with AsyncExitStack() as stack:
                 read, write = await self._connect(stack, ending)
+                # Everything the server says is masked before the session parses it.
+                read = masked(read)
                 session = await stack.enter_async_context(
                     _Session(
                         read,
