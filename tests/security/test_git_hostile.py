@@ -299,6 +299,64 @@ async def test_a_clean_filter_never_runs_on_stat_dirty_files_during_status(
     assert unpushed["repos"][0]["status"] == "ok"
 
 
+#: Driver names that are not UTF-8 (or hold bytes a decoder would replace or drop): a scan
+#: that decodes git's output with replacement characters overrides the wrong name.
+BYTE_NAMES = {
+    "xff": b"\xff",
+    "latin-1": b"caf\xe9",
+    "lone-continuation": b"a\x80b",
+    "truncated-sequence": b"\xe2\x82",
+    "overlong-slash": b"\xc0\xaf",
+    "surrogate": b"\xed\xa0\x80",
+    "control-bytes": b"\x01\x1b[0m\x7f",
+    "quote-and-backslash": b'q"\\\xfe',
+}
+
+
+def quoted_subsection(name: bytes) -> bytes:
+    return name.replace(b"\\", b"\\\\").replace(b'"', b'\\"')
+
+
+def byte_filtered_repo(box: Sandbox, name: str, driver: bytes, *, behind: bool = False) -> Path:
+    """A clean clone (one commit behind its remote when `behind`) whose tracked `data.txt`
+    goes through a hostile clean filter whose name is the raw bytes `driver`."""
+    root = box.root / name
+    root.mkdir()
+    remote, clone = remote_and_clone(root, "work")
+    (clone / "data.txt").write_text("data\n")
+    git(clone, "add", "data.txt")
+    git(clone, "commit", "-q", "-m", "data")
+    git(clone, "push", "-q")
+    if behind:
+        push_from_elsewhere(root, remote, "news.txt")
+    (clone / ".git" / "info" / "attributes").write_bytes(b"data.txt filter=" + driver + b"\n")
+    with (clone / ".git" / "config").open("ab") as handle:
+        handle.write(
+            b'[filter "%s"]\n\tclean = %s\n' % (quoted_subsection(driver), box.evil.encode())
+        )
+    make_stat_dirty(clone / "data.txt")
+    return clone
+
+
+@pytest.mark.parametrize("label", sorted(BYTE_NAMES))
+async def test_a_clean_filter_whose_name_is_not_utf8_never_runs(box: Sandbox, label: str) -> None:
+    driver = BYTE_NAMES[label]
+    live = byte_filtered_repo(box, "live", driver)
+    assert_live(box, live, "status", "--porcelain")
+    repo = byte_filtered_repo(box, "stepped", driver)
+    status = await run_step(box, "git-status", repos=[str(repo)])
+    unpushed = await run_step(box, "git-unpushed", repos=[str(repo)])
+    fetched = await run_step(box, "git-status", repos=[str(repo)], fetch=True)
+    behind = byte_filtered_repo(box, "behind", driver, behind=True)
+    tended = await run_step(box, "git-tend", repos=[str(behind)])
+    assert box.ran() == ""
+    assert status["repos"][0]["status"] == "clean"
+    assert unpushed["repos"][0]["status"] == "ok"
+    assert fetched["repos"][0]["status"] == "clean"
+    assert tended["repos"][0]["action"] == "fast-forwarded"
+    assert (behind / "news.txt").read_text() == "news.txt\n"
+
+
 def smudged_clone(box: Sandbox, name: str, keys: Sequence[str]) -> Path:
     """A clone behind by one commit that adds `new.dat`, which a hostile smudge filter would
     check out."""
@@ -359,6 +417,33 @@ async def test_a_lazy_fetch_in_a_partial_clone_never_runs_the_configured_upload_
     live = partial_clone(box, "live")
     assert_live(box, live, "merge", "--ff-only", "-q", "@{upstream}")
     clone = partial_clone(box, "stepped")
+    data = await run_step(box, "git-tend", repos=[str(clone)])
+    assert box.ran() == ""
+    assert data["repos"][0]["action"] == "fast-forwarded"
+    assert (clone / "news.txt").read_text() == "news.txt\n"
+
+
+def renamed_remote(clone: Path, name: bytes) -> None:
+    """Rename the clone's remote `origin` to the raw bytes `name`, wherever its config names it
+    (its section, the branch's upstream, the partial clone's promisor)."""
+    config = clone / ".git" / "config"
+    quoted = b'"%s"' % quoted_subsection(name)
+    text = config.read_bytes()
+    text = text.replace(b'[remote "origin"]', b"[remote %s]" % quoted)
+    text = text.replace(b"remote = origin", b"remote = " + quoted)
+    text = text.replace(b"partialclone = origin", b"partialclone = " + quoted)
+    config.write_bytes(text)
+
+
+@pytest.mark.parametrize("label", ["xff", "latin-1", "quote-and-backslash", "lone-continuation"])
+async def test_a_lazy_fetch_through_a_remote_whose_name_is_not_utf8_never_runs_its_upload_pack(
+    box: Sandbox, label: str
+) -> None:
+    live = partial_clone(box, "live")
+    renamed_remote(live, BYTE_NAMES[label])
+    assert_live(box, live, "merge", "--ff-only", "-q", "@{upstream}")
+    clone = partial_clone(box, "stepped")
+    renamed_remote(clone, BYTE_NAMES[label])
     data = await run_step(box, "git-tend", repos=[str(clone)])
     assert box.ran() == ""
     assert data["repos"][0]["action"] == "fast-forwarded"
@@ -612,8 +697,10 @@ async def test_no_signature_program_runs_when_listing_or_fast_forwarding_signed_
 
 async def scan(argv: Sequence[str], env: dict[str, str]) -> Completed:
     """The gate's scan, without the gate: for running git defanged outside a step."""
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
-    return Completed(tuple(argv), done.returncode, done.stdout, done.stderr)
+    done = subprocess.run(argv, env=env, capture_output=True, check=False)
+    out = done.stdout.decode("utf-8", errors="replace")
+    err = done.stderr.decode("utf-8", errors="replace")
+    return Completed(tuple(argv), done.returncode, out, err, stdout_bytes=done.stdout)
 
 
 def on_terminal(cwd: Path, command: str, env: Mapping[str, str]) -> None:
