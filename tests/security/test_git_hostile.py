@@ -955,8 +955,13 @@ async def test_a_config_padded_past_what_the_scan_reads_is_refused_before_git_ru
     (clone / ".git" / "info" / "attributes").write_text("README.md filter=x\n")
     make_stat_dirty(clone / "README.md")
     with pytest.raises(StepFailure, match="more than the scan can read"):
-        await run_step(box, "git-status", repos=[str(clone)])
+        await run_step(box, "git-tend", repos=[str(clone)])
+    with pytest.raises(StepFailure, match="more than the scan can read"):
+        await run_step(box, "git-status", repos=[str(clone)], fetch=True)
+    # Read through libgit2, which has no scan to cut short and runs no filter.
+    status = await run_step(box, "git-status", repos=[str(clone)])
     assert box.ran() == ""
+    assert status["repos"][0]["status"] == "clean"
 
 
 # -- where the steps look and write -----------------------------------------------------------

@@ -459,6 +459,96 @@ class FsGate:
             return None  # unreadable, or swapped for something else since listed
 
 
+    # -- globbing ---------------------------------------------------------------------------
+
+    def glob_dirs(self, pattern: str | Path, *, write: bool = False, step: str = "") -> list[Path]:
+        """The folders an absolute glob pattern names, under `walk`'s bounds."""
+        text = os.fspath(pattern)
+        parts = Path(text).parts
+        fixed = next((i for i, p in enumerate(parts) if _has_magic(p)), len(parts))
+        prefix = Path(*parts[:fixed]) if fixed else Path(text)
+        rest = parts[fixed:]
+        real = self.check(prefix, write=write, step=step)
+        if not rest:
+            return [prefix] if real.is_dir() else []
+        if len(rest) > self.max_depth:
+            raise self._refuse(
+                text,
+                f"has more than {self.max_depth} parts after its first wildcard, the deepest "
+                "the file gate walks",
+                step=step,
+            )
+        if not real.is_dir():
+            return []
+        glob = _Walk(prefix, text, text, step)
+        level: list[tuple[Path, Path]] = [(prefix, real)]
+        for part in rest:
+            found: list[tuple[Path, Path]] = []
+            for logical, folder in level:
+                found += self._glob_folder(folder, logical, part, glob, write)
+            level = found
+        matched: dict[tuple[int, int], Path] = {}
+        for logical, folder in level:
+            st = os.stat(folder)
+            matched.setdefault((st.st_dev, st.st_ino), logical)
+        return sorted(matched.values())
+
+    def _glob_folder(
+        self, real: Path, logical: Path, part: str, glob: _Walk, write: bool
+    ) -> list[tuple[Path, Path]]:
+        """The sub-folders of folder `real` (found at `logical`) whose names match `part`, as
+        (logical path, real path); none when `real` was listed before in this glob."""
+        try:
+            fd = self._open(real, os.O_RDONLY | _O_DIRECTORY, shown=glob.shown, step=glob.step)
+        except FsRefusedError:
+            return []  # gone or swapped since it was found
+        try:
+            dir_st = os.fstat(fd)
+            key = (dir_st.st_dev, dir_st.st_ino)
+            if key in glob.seen:
+                return []  # reached again through a symlink or bind mount
+            glob.seen.add(key)
+            names: list[str] = []
+            with os.scandir(fd) as it:
+                for entry in it:
+                    glob.counter[0] += 1
+                    if glob.counter[0] > self.max_entries:
+                        raise self._refuse(
+                            glob.shown,
+                            f"looks at more than {self.max_entries} entries, the most the file "
+                            "gate looks at in one walk",
+                            step=glob.step,
+                            hint="use a narrower pattern",
+                        )
+                    if fnmatchcase(entry.name, part) and (
+                        part.startswith(".") or not entry.name.startswith(".")
+                    ):
+                        names.append(entry.name)
+            out: list[tuple[Path, Path]] = []
+            for name in sorted(names):
+                try:
+                    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                except OSError:
+                    continue  # gone since listed
+                if st.st_dev in _special_devices():
+                    continue
+                if stat.S_ISDIR(st.st_mode):
+                    out.append((logical / name, real / name))
+                elif stat.S_ISLNK(st.st_mode):
+                    # A match that leads elsewhere is checked as a path of its own: one
+                    # outside the grant is refused, not followed and not skipped silently.
+                    target = self.check(logical / name, write=write, step=glob.step)
+                    if target.is_dir():
+                        out.append((logical / name, target))
+            return out
+        finally:
+            os.close(fd)
+
+
+def _has_magic(part: str) -> bool:
+    return any(c in part for c in "*?[")
+
+
 @dataclass
 class _Walk:
     """One walk's settings and running state."""
