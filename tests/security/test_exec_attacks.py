@@ -53,8 +53,9 @@ ALIAS_SHELL = ["git", "-c", "alias.x=!id; printenv PRIXFIXE_HTTP_TOKEN", "x"]
 async def test_step_run_cannot_give_a_script_a_command_line_even_of_a_granted_program(
     make_app: AppFactory, tmp_path: Path, spawned: list[tuple[str, ...]]
 ) -> None:
-    in_git_repo(tmp_path, spawned)  # the zero-config morning declares git here
-    app = make_app(env={**os.environ, "PRIXFIXE_HTTP_TOKEN": TOKEN}, plugins=[])
+    in_git_repo(tmp_path, spawned)
+    config = "[routines.r]\n[[routines.r.steps]]\ntype = 'git-tend'\nrepos = ['.']\n"
+    app = make_app(config=config, env={**os.environ, "PRIXFIXE_HTTP_TOKEN": TOKEN}, plugins=[])
     assert "git" in app.routines.gate.grant.programs
     result = await call(app, "step_run", {"type": "script", "params": {"command": ALIAS_SHELL}})
     assert result.is_error is True
@@ -87,9 +88,7 @@ async def test_an_inline_cwd_is_refused_too(
 ) -> None:
     config = "[commands]\nhello = ['echo', 'hello']\n"
     app = make_app(config=config, env=dict(os.environ), plugins=[])
-    result = await call(
-        app, "step_run", {"type": "script", "params": {"run": "hello", "cwd": "/"}}
-    )
+    result = await call(app, "step_run", {"type": "script", "params": {"run": "hello", "cwd": "/"}})
     assert result.is_error is True
     assert "'cwd' can be set only in the configuration" in text(result)
     assert spawned == []
@@ -235,16 +234,15 @@ async def test_a_step_may_run_only_an_argv_that_matches_its_own_declared_command
     result = await call(app, "routine_run", {"name": "r", "format": "data"})
     failure = result.structured_content["steps"][0]["error"]
     assert failure["kind"] == "refused"
-    assert "which is not one of the command lines it declares (git -C {repo} status)" in (
-        failure["message"]
+    assert (
+        "which is not one of the command lines it declares (git -C {repo} status)"
+        in (failure["message"])
     )
     assert spawned == []
 
 
 def test_a_filled_slot_never_becomes_an_option() -> None:
-    line = CommandLine(
-        "git", ("-C", read_path("repo"), "log", value("n", r"--max-count=[0-9]+"))
-    )
+    line = CommandLine("git", ("-C", read_path("repo"), "log", value("n", r"--max-count=[0-9]+")))
     assert line.match("git", ["-C", "/r", "log", "--max-count=5"]) is not None
     assert line.match("git", ["-C", "--upload-pack=x", "log", "--max-count=5"]) is None
     assert line.match("git", ["-C", "relative", "log", "--max-count=5"]) is None

@@ -132,6 +132,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         f"[commands]\nhello = [{json.dumps(PY)}, '-c', 'print(1)']\n"
         "[routines.r]\n"
         f"[[routines.r.steps]]\ntype = 'git-status'\nrepos = [{json.dumps(str(repo))}]\n"
+        "fetch = true\n"
         "[[routines.r.steps]]\ntype = 'script'\nrun = 'hello'\n"
         f"secrets = {{ K = {{ cmd = ['cat', {json.dumps(str(key))}] }} }}\n",
         encoding="utf-8",
@@ -206,7 +207,10 @@ def test_the_property_sees_granted_spawns_and_would_catch_others(
         extra_plugins=[],
     )
     grant = app.routines.gate.grant
-    steps = [{"type": "git-status", "repos": [str(repo)]}, {"type": "script", "run": "hello"}]
+    steps = [
+        {"type": "git-status", "repos": [str(repo)], "fetch": True},
+        {"type": "script", "run": "hello"},
+    ]
 
     async def main() -> Any:
         async with Client(build_server(app), mode="legacy") as client:

@@ -458,7 +458,6 @@ class FsGate:
         except OSError:
             return None  # unreadable, or swapped for something else since listed
 
-
     # -- globbing ---------------------------------------------------------------------------
 
     def glob_dirs(self, pattern: str | Path, *, write: bool = False, step: str = "") -> list[Path]:
