@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client
 from pydantic import BaseModel
@@ -1096,3 +1097,120 @@ async def test_step_run_of_git_tend_on_a_hostile_repository_fast_forwards_and_ru
     data = await step_via_app(make_app, "git-tend", repos=[str(clone)])
     assert box.ran() == ""
     assert data["repos"][0]["action"] == "fast-forwarded"
+
+
+# -- read paths through libgit2, and the repos patterns ------------------------------------------
+
+
+async def test_status_and_unpushed_start_no_process_at_all_on_a_hostile_repository(
+    box: Sandbox, spawned: list[tuple[str, ...]]
+) -> None:
+    repos = [byte_filtered_repo(box, label, name) for label, name in BYTE_NAMES.items()]
+    add_config(repos[0], f"[core]\n\tfsmonitor = {box.evil}\n\thooksPath = {box.root}\n")
+    spawned.clear()
+    status = await run_step(box, "git-status", repos=[str(r) for r in repos])
+    unpushed = await run_step(box, "git-unpushed", repos=[str(r) for r in repos])
+    assert spawned == []
+    assert box.ran() == ""
+    assert {r["status"] for r in status["repos"]} == {"clean"}
+    assert {r["status"] for r in unpushed["repos"]} == {"ok"}
+    await run_step(box, "git-status", repos=[str(repos[0])], fetch=True)
+    assert spawned  # the recorder does see the git a fetch starts
+
+
+def hostile_checkout(box: Sandbox, driver: bytes) -> None:
+    """The sandbox itself made a repository whose tracked file goes through a clean filter
+    named by the raw bytes `driver`: the folder a user runs prixfixe in, with no config."""
+    git(box.root, "init", "-q")
+    (box.root / "data.txt").write_text("data\n")
+    git(box.root, "add", "data.txt")
+    git(box.root, "commit", "-q", "-m", "data")
+    (box.root / ".git" / "info" / "attributes").write_bytes(b"data.txt filter=" + driver + b"\n")
+    with (box.root / ".git" / "config").open("ab") as handle:
+        handle.write(
+            b'[filter "%s"]\n\tclean = %s\n' % (quoted_subsection(driver), box.evil.encode())
+        )
+    make_stat_dirty(box.root / "data.txt")
+
+
+@pytest.mark.parametrize("label", ["xff", "latin-1"])
+async def test_the_zero_config_morning_in_a_hostile_checkout_runs_nothing_it_names(
+    make_app: AppFactory, box: Sandbox, spawned: list[tuple[str, ...]], label: str
+) -> None:
+    hostile_checkout(box, BYTE_NAMES[label])
+    assert_live(box, box.root, "status", "--porcelain")
+    app = make_app(env=dict(os.environ), plugins=[])
+    spawned.clear()
+    async with Client(build_server(app), mode="legacy") as client:
+        result = await client.call_tool("routine_run", {"name": "morning", "format": "data"})
+        one = await client.call_tool(
+            "step_run", {"type": "git-status", "params": {"repos": [str(box.root)]}}
+        )
+    assert box.ran() == ""
+    assert spawned == []
+    assert result.is_error is False, result.content
+    assert one.is_error is False, one.content
+    assert result.structured_content is not None
+    git_step = next(s for s in result.structured_content["steps"] if s["type"] == "git-status")
+    assert git_step["status"] == "ok", git_step["error"]
+    assert git_step["data"]["repos"][0]["status"] == "dirty"  # the sandbox's own files
+
+
+async def test_a_repos_pattern_over_self_symlinks_ends_and_other_calls_are_answered(
+    make_app: AppFactory, box: Sandbox
+) -> None:
+    loops = box.root / "loops"
+    loops.mkdir()
+    for name in ("a", "b", "c"):
+        (loops / name).symlink_to(".")
+    _, repo = remote_and_clone(loops, "repo")
+    # glob.glob would list 3**16 paths for this pattern, on the event loop.
+    deep = str(loops) + "/*" * 16
+    config = (
+        f"[routines.r]\n[[routines.r.steps]]\ntype = 'git-status'\nrepos = ['{loops}/*']\n"
+        "timeout = 60\n"
+    )
+    app = make_app(config=config, env=dict(os.environ), plugins=[])
+    answers: dict[str, Any] = {}
+    async with Client(build_server(app), mode="legacy") as client:
+
+        async def call(key: str, tool: str, args: dict[str, Any]) -> None:
+            answers[key] = await client.call_tool(tool, args)
+
+        with anyio.fail_after(120):  # a hang guard only
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(
+                    call, "deep", "step_run", {"type": "git-status", "params": {"repos": [deep]}}
+                )
+                tg.start_soon(call, "other", "steps_list", {"type": "git-tend"})
+                tg.start_soon(
+                    call,
+                    "star",
+                    "step_run",
+                    {"type": "git-status", "params": {"repos": [f"{loops}/*"]}},
+                )
+    assert answers["other"].is_error is False
+    (deep_step,) = answers["deep"].structured_content["steps"]
+    assert deep_step["status"] == "ok", deep_step["error"]
+    assert deep_step["data"]["unmatched"] == [deep]
+    (star,) = answers["star"].structured_content["steps"]
+    found = sorted(Path(r["path"]).name for r in star["data"]["repos"])
+    # The loop's three links are the folder itself, named once; the repository once.
+    assert found == ["a", "repo", "repo-remote.git", "repo-seed"]
+    assert repo.exists()
+
+
+async def test_a_repos_pattern_looking_at_too_many_entries_is_refused(box: Sandbox) -> None:
+    many = box.root / "many"
+    many.mkdir()
+    for i in range(40):
+        (many / f"d{i:02d}").mkdir()
+    gate = FsGate(FsGrant((), (box.root,), "test"), max_entries=30)
+    with pytest.raises(FsRefusedError, match="more than 30 entries"):
+        gate.glob_dirs(many / "*")
+    deep = FsGate(FsGrant((), (box.root,), "test"), max_depth=3)
+    with pytest.raises(FsRefusedError, match="more than 3 parts"):
+        deep.glob_dirs(str(many) + "/*" * 4)
+    assert [p.name for p in deep.glob_dirs(many / "d0[12]")] == ["d01", "d02"]
+    assert deep.glob_dirs(many / "d01") == [many / "d01"]
+    assert deep.glob_dirs(many / "none*") == []
