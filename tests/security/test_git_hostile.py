@@ -1214,3 +1214,64 @@ async def test_a_repos_pattern_looking_at_too_many_entries_is_refused(box: Sandb
     assert [p.name for p in deep.glob_dirs(many / "d0[12]")] == ["d01", "d02"]
     assert deep.glob_dirs(many / "d01") == [many / "d01"]
     assert deep.glob_dirs(many / "none*") == []
+
+
+#: Every byte git config can hold in a subsection (not NUL, not a newline).
+EVERY_BYTE = [bytes([b]) for b in range(1, 256) if b != 0x0A]
+#: What ends an attribute's value: such a driver is defined, never selected.
+ATTRIBUTE_BLANKS = frozenset(b" \t\r")
+
+
+def every_byte_repo(box: Sandbox, name: str) -> tuple[Path, int]:
+    """A clone one commit behind, with one tracked, stat-dirty file per byte value, each going
+    through a hostile clean filter named `x<byte>y`, and a remote `r<byte>` for every byte
+    whose upload-pack is hostile; (the clone, how many filters an attribute selects)."""
+    root = box.root / name
+    root.mkdir()
+    remote, clone = remote_and_clone(root, "work")
+    config, attributes, selected = [], [], 0
+    for i, byte in enumerate(EVERY_BYTE):
+        driver = b"x" + byte + b"y"
+        config.append(
+            b'[filter "%s"]\n\tclean = %s\n' % (quoted_subsection(driver), box.evil.encode())
+        )
+        config.append(
+            b'[remote "r%s"]\n\turl = %s\n\tuploadpack = %s\n'
+            % (quoted_subsection(byte), str(remote).encode(), box.evil.encode())
+        )
+        (clone / f"f{i:03d}.txt").write_text("f\n")
+        if byte[0] not in ATTRIBUTE_BLANKS:
+            attributes.append(b"f%03d.txt filter=%s\n" % (i, driver))
+            selected += 1
+    git(clone, "add", ".")
+    git(clone, "commit", "-q", "-m", "files")
+    git(clone, "push", "-q")
+    push_from_elsewhere(root, remote, "news.txt")
+    (clone / ".git" / "info" / "attributes").write_bytes(b"".join(attributes))
+    with (clone / ".git" / "config").open("ab") as handle:
+        handle.write(b"".join(config))
+    for i in range(len(EVERY_BYTE)):
+        make_stat_dirty(clone / f"f{i:03d}.txt")
+    return clone, selected
+
+
+async def test_no_filter_or_remote_named_by_any_byte_value_ever_runs(
+    box: Sandbox, spawned: list[tuple[str, ...]]
+) -> None:
+    live, selected = every_byte_repo(box, "live")
+    raw_git(box, live, "status", "--porcelain")
+    assert len(box.ran().splitlines()) == selected, "not every name is live under plain git"
+    box.marker.unlink()
+    clone, _ = every_byte_repo(box, "stepped")
+    spawned.clear()
+    status = await run_step(box, "git-status", repos=[str(clone)])
+    unpushed = await run_step(box, "git-unpushed", repos=[str(clone)])
+    assert spawned == []
+    fetched = await run_step(box, "git-status", repos=[str(clone)], fetch=True)
+    tended = await run_step(box, "git-tend", repos=[str(clone)])
+    assert box.ran() == ""
+    assert status["repos"][0]["status"] == "clean"
+    assert unpushed["repos"][0]["status"] == "ok"
+    assert fetched["repos"][0]["status"] == "behind"
+    assert tended["repos"][0]["action"] == "fast-forwarded"
+    assert all(Path(s[0]).name == "git" for s in spawned)

@@ -24,6 +24,15 @@ CONTRACT (the signatures below are what the rest of prixfixe uses):
   special files are skipped silently. Bounds: `max_depth` folders deep (32) and
   `max_entries` directory entries per walk (10,000). Going past either raises
   `FsRefusedError` rather than returning a silently partial answer.
+- `FsGate.glob_dirs(pattern, *, write=False, step="") -> list[Path]`: the folders an absolute
+  glob pattern names (`*`, `?`, `[...]` per component, as `glob.glob` without `recursive`: a
+  name starting with `.` only where the component does), sorted, under the pattern as written.
+  The fixed leading folder is checked first (for writing when `write`); a matching entry that
+  is a symlink is checked as a path of its own and one outside the grant raises the refusal
+  (never followed, never skipped silently); a folder reached twice is listed once and a match
+  reached twice named once (`(st_dev, st_ino)`), so symlink loops end. Bounds: `max_entries`
+  entries looked at in all, `max_depth` components after the first wildcard; past either,
+  `FsRefusedError`.
 - `FsGate.list_dir(path, *, step="") -> list[FsEntry]`: one directory's entries (by name),
   under the same rules as `walk` (bounded by `max_entries`).
 - `FsGate.read_bytes(path, limit, *, step="") -> bytes`: a checked, existing path read for at

@@ -1,11 +1,19 @@
 """git, defanged: repository content is untrusted, so git runs with system and global config
 ignored and nothing a repository's own config names able to start a program.
 
+Only what writes needs git (fetch, fast-forward); what only reads goes through libgit2
+(`prixfixe.leash.libgit`), which has nothing to defang. This module is the fallback for git
+itself, and its lists are what git 2.39 reads.
+
 CONTRACT (the exec gate calls `prepare` for every git command line it runs):
 `await prepare(argv, env, run)` returns `(argv, env)` to actually start: the same command
 line, and the child environment with git's variables added. `run(argv, env)` runs a git
 command line (for the gate's own, fixed, read-only scan of a repository's config keys) and
-returns `Completed`.
+returns `Completed`, whose `stdout_bytes` the scan reads. Names are compared and handed back
+byte for byte: the scan's output is never decoded (a driver or remote may be named `\xff` or
+`caf\xe9`), overrides reach git through environment variables holding exactly those bytes
+(`os.fsdecode`, `surrogateescape`), the pinning file is written as bytes; a name git cannot
+be handed back (a newline, which no config key or quoted subsection holds) refuses the command.
 
 How (every item verified against git 2.39 by `tests/security/test_git_hostile.py`):
 
@@ -31,10 +39,10 @@ How (every item verified against git 2.39 by `tests/security/test_git_hostile.py
   name holds one (`[filter "x=y"]`, which a `filter=x=y` attribute selects).
 - Dynamic overrides. Drivers have names the repository chooses, so before each command a
   scan (`git config --list -z --name-only`, under the static defences, through `run`) lists
-  the config's key names, included files and `includeIf` ones too, and every driver found
-  is overridden the same way: `filter.<d>.clean/smudge/process` emptied and `required`
-  false (so an emptied filter is skipped, not fatal), `diff.<d>.textconv/command` emptied,
-  `merge.<d>.driver` emptied, `http.<url>.saveCookies/cookieFile` off. An emptied command
+  the config's key names as raw bytes, included files and `includeIf` ones too, and every
+  driver found is overridden the same way, under its exact name:
+  `filter.<d>.clean/smudge/process` emptied and `required` false (so an emptied filter is
+  skipped, not fatal), `diff.<d>.textconv/command` emptied, `merge.<d>.driver` emptied, `http.<url>.saveCookies/cookieFile` off. An emptied command
   is either skipped by git or fails closed (`cannot run`); it never runs anything.
 - First-wins keys. `remote.<name>.uploadpack` and `receivepack` keep their *first* value,
   so command-line config cannot override them, and a partial clone's lazy fetch (the `git

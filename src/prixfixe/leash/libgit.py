@@ -168,8 +168,8 @@ def _upstream_name(repo: pygit2.Repository, branch_ref: str) -> str | None:
     name = branch_ref.removeprefix("refs/heads/")
     config = repo.config
     try:
-        remote_name = config[f"branch.{name}.remote"]
-        merge = config[f"branch.{name}.merge"]
+        remote_name = str(config[f"branch.{name}.remote"])
+        merge = str(config[f"branch.{name}.merge"])
     except KeyError:
         return None
     if remote_name == ".":
@@ -231,7 +231,7 @@ def unpushed(path: Path, limit: int) -> tuple[Found | Missing, Unpushed | None]:
                         walker.hide(ref.peel(pygit2.Commit).id)
                     except (pygit2.GitError, ValueError):
                         continue  # a remote ref to something that is not a commit
-        count, commits = 0, []
+        count, commits = 0, list[tuple[str, str]]()
         for commit in walker:
             count += 1
             if len(commits) < limit:

@@ -1,22 +1,26 @@
 """Git step types: `git-status`, `git-unpushed` and `git-tend`, each over a list of repositories
-(paths or glob patterns such as `~/code/*`). They run the real `git` through the exec gate;
-within a step, up to `MAX_CONCURRENT_REPOS` repositories are looked at at once.
+(paths or glob patterns such as `~/code/*`). What only reads (`git-status` without `fetch`,
+`git-unpushed`) reads through libgit2 (`prixfixe.leash.libgit`) in a worker thread and starts
+no process; what writes (`git-status` with `fetch`, `git-tend`, whose reads stay with git so
+that what it merges is what it looked at) runs the real `git` through the exec gate. Within a
+step, up to `MAX_CONCURRENT_REPOS` repositories are looked at at once.
 
 `git-tend` fetches and fast-forwards the current branch to its upstream (`git merge
 --ff-only`), and only when the work tree is clean and the branch is strictly behind: it never
 creates a merge commit, never rebases, and leaves diverged, dirty or detached repositories
 alone, saying so.
 
-Each step declares the exact git command lines it runs (`STATUS_COMMANDS`, with
-`STATUS_FETCH_COMMANDS` when it fetches; `UNPUSHED_COMMANDS`; `TEND_COMMANDS`), and the exec
+Each step declares the exact git command lines it runs (`git-status` none, or
+`STATUS_FETCH_COMMANDS` when it fetches; `git-unpushed` none; `TEND_COMMANDS`), and the exec
 gate runs git defanged (`prixfixe.leash.git`: no hooks, filters, helpers or other programs a
 repository's config names); the command lines add what git has a flag for. One visible
 consequence: changes inside a submodule's work tree do not make the outer repository dirty
 (`--ignore-submodules=dirty`); a submodule moved to another commit still does. Repositories are
 checked against the file grant before they are globbed or looked at: a pattern's fixed
-leading directory first, then every match, so `repos = ["/etc/*"]` lists nothing outside the
-grant, and a repository outside it fails the step with the file gate's refusal. A step that
-writes (fetching, fast-forwarding) also checks where git will write (the work tree, the git
+leading directory first, then every match (patterns expand through `FsGate.glob_dirs`, off
+the event loop: no folder listed twice, entries and depth bounded), so
+`repos = ["/etc/*"]` lists nothing outside the grant, and a repository outside it fails the
+step with the file gate's refusal. A step that writes (fetching, fast-forwarding) also checks where git will write (the work tree, the git
 directory and the common one, which a `.git` file or `core.worktree` can put elsewhere).
 """
 
