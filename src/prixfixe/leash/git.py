@@ -42,8 +42,9 @@ How (every item verified against git 2.39 by `tests/security/test_git_hostile.py
   the config's key names as raw bytes, included files and `includeIf` ones too, and every
   driver found is overridden the same way, under its exact name:
   `filter.<d>.clean/smudge/process` emptied and `required` false (so an emptied filter is
-  skipped, not fatal), `diff.<d>.textconv/command` emptied, `merge.<d>.driver` emptied, `http.<url>.saveCookies/cookieFile` off. An emptied command
-  is either skipped by git or fails closed (`cannot run`); it never runs anything.
+  skipped, not fatal), `diff.<d>.textconv/command` emptied, `merge.<d>.driver` emptied,
+  `http.<url>.saveCookies/cookieFile` off. An emptied command is either skipped by git or
+  fails closed (`cannot run`); it never runs anything.
 - First-wins keys. `remote.<name>.uploadpack` and `receivepack` keep their *first* value,
   so command-line config cannot override them, and a partial clone's lazy fetch (the `git
   fetch` a fast-forward `merge`, or any command, starts for a missing object; git 2.39 has

@@ -20,8 +20,9 @@ checked against the file grant before they are globbed or looked at: a pattern's
 leading directory first, then every match (patterns expand through `FsGate.glob_dirs`, off
 the event loop: no folder listed twice, entries and depth bounded), so
 `repos = ["/etc/*"]` lists nothing outside the grant, and a repository outside it fails the
-step with the file gate's refusal. A step that writes (fetching, fast-forwarding) also checks where git will write (the work tree, the git
-directory and the common one, which a `.git` file or `core.worktree` can put elsewhere).
+step with the file gate's refusal. A step that writes (fetching, fast-forwarding) also checks
+where git will write (the work tree, the git directory and the common one, which a `.git` file
+or `core.worktree` can put elsewhere).
 """
 
 from __future__ import annotations
