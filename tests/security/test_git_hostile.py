@@ -1275,3 +1275,19 @@ async def test_no_filter_or_remote_named_by_any_byte_value_ever_runs(
     assert fetched["repos"][0]["status"] == "behind"
     assert tended["repos"][0]["action"] == "fast-forwarded"
     assert all(Path(s[0]).name == "git" for s in spawned)
+
+
+async def test_a_repository_libgit2_cannot_read_is_an_error_naming_why(box: Sandbox) -> None:
+    broken = box.root / "broken"
+    git(box.root, "init", "-q", str(broken))
+    (broken / ".git" / "config").write_text("[core\n")
+    _, gone = remote_and_clone(box.root, "gone")
+    git(gone, "update-ref", "-d", "refs/remotes/origin/main")
+    plain = box.root / "plain"
+    plain.mkdir()
+    status = await run_step(box, "git-status", repos=[str(broken), str(plain)])
+    unpushed = await run_step(box, "git-unpushed", repos=[str(broken), str(gone), str(plain)])
+    assert [r["status"] for r in status["repos"]] == ["error", "not-a-repo"]
+    assert status["repos"][0]["error"]
+    assert [r["status"] for r in unpushed["repos"]] == ["error", "error", "not-a-repo"]
+    assert "no longer exists" in unpushed["repos"][1]["error"]
