@@ -88,7 +88,9 @@ async def test_an_inline_cwd_is_refused_too(
 ) -> None:
     config = "[commands]\nhello = ['echo', 'hello']\n"
     app = make_app(config=config, env=dict(os.environ), plugins=[])
-    result = await call(app, "step_run", {"type": "script", "params": {"run": "hello", "cwd": "/"}})
+    result = await call(
+        app, "step_run", {"type": "script", "params": {"run": "hello", "cwd": "/"}}
+    )
     assert result.is_error is True
     assert "'cwd' can be set only in the configuration" in text(result)
     assert spawned == []
@@ -234,15 +236,16 @@ async def test_a_step_may_run_only_an_argv_that_matches_its_own_declared_command
     result = await call(app, "routine_run", {"name": "r", "format": "data"})
     failure = result.structured_content["steps"][0]["error"]
     assert failure["kind"] == "refused"
-    assert (
-        "which is not one of the command lines it declares (git -C {repo} status)"
-        in (failure["message"])
+    assert "which is not one of the command lines it declares (git -C {repo} status)" in (
+        failure["message"]
     )
     assert spawned == []
 
 
 def test_a_filled_slot_never_becomes_an_option() -> None:
-    line = CommandLine("git", ("-C", read_path("repo"), "log", value("n", r"--max-count=[0-9]+")))
+    line = CommandLine(
+        "git", ("-C", read_path("repo"), "log", value("n", r"--max-count=[0-9]+"))
+    )
     assert line.match("git", ["-C", "/r", "log", "--max-count=5"]) is not None
     assert line.match("git", ["-C", "--upload-pack=x", "log", "--max-count=5"]) is None
     assert line.match("git", ["-C", "relative", "log", "--max-count=5"]) is None
