@@ -3,11 +3,12 @@ parallel batch against the same steps run one after another, in the same run.
 
 The benchmark creates its repositories (each a clone of its own local bare remote, with one
 commit pushed; a few left dirty, a few with unpushed commits, a few behind their fetched
-upstream) and a routine of, per repository, a `git-status` and a `git-unpushed` step (40 real
-`git` subprocess steps, 80 `git` processes), followed by `reminders`, `deadline-calc` and
+upstream) and a routine of, per repository, a `git-status` and a `git-unpushed` step (40 steps
+reading through libgit2, no process), followed by `reminders`, `deadline-calc` and
 `countdown-calc` over the store. The two routines differ only in `parallel = true` on the git
 steps. A third row is the same work as two steps over all 20 repositories (each step looks at
-up to 8 repositories at once).
+up to 8 repositories at once). Two more rows compare the read paths alone: libgit2 against the
+git command lines the steps ran before, through the defanged exec gate.
 
 Each round runs every variant once, in rotating order, through the engine and the store
 exactly as `prixfixe run` does (the report is kept); wall time per run, median and best of the
@@ -37,6 +38,7 @@ if __package__ in (None, ""):
     sys.path[:0] = [str(_root), str(_root / "src")]
 
 import anyio
+import anyio.to_thread
 
 from benchmarks._common import markdown_table, write_json, write_section
 from prixfixe.app import App
@@ -118,7 +120,10 @@ VARIANTS = {
     "parallel": "git steps in one parallel batch (40 steps)",
     "sequential": "the same steps one after another",
     "two-steps": "two steps over all 20 repositories (8 at a time within a step)",
-    "parallel-undefended": "parallel, with git's defences switched off (the leash's git cost)",
+    "reads-libgit2": "read paths alone: status and unpushed of 20 repositories through libgit2 "
+    "(worker threads, 8 at a time)",
+    "reads-git": "read paths alone: the same through defanged git, as before (80 git commands, "
+    "each after its config scan, 8 at a time)",
     "floor": "floor: the same 80 git commands by plain subprocess.run, one by one (no store steps)",
 }
 
@@ -134,8 +139,6 @@ def cpu_seconds() -> float:
 
 def run_once(app: App, name: str) -> tuple[float, float]:
     """Wall and CPU seconds of one run of routine `name`."""
-    if name == "parallel-undefended":
-        return _undefended(app)
     routine_ = app.routines.get(name)
 
     async def go() -> Any:
@@ -150,20 +153,55 @@ def run_once(app: App, name: str) -> tuple[float, float]:
     return elapsed, cpu
 
 
-def _undefended(app: App) -> tuple[float, float]:
-    """The parallel routine with `leash.git.prepare` a pass-through: no config scan, no
-    overrides. Measured only here, to show what defanging git costs; never do this for real."""
-    from prixfixe.leash import git as git_defences
+#: The git command lines the read-only steps ran before they read through libgit2: git-status
+#: one, git-unpushed three (its status, the count and the list).
+OLD_READS = (
+    ("status", "--porcelain=v2", "--branch", "--untracked-files=normal",
+     "--ignore-submodules=dirty"),
+    ("status", "--porcelain=v2", "--branch", "--untracked-files=normal",
+     "--ignore-submodules=dirty"),
+    ("rev-list", "--count", "@{upstream}..HEAD"),
+    ("log", "--no-show-signature", "--no-ext-diff", "--no-textconv", "--max-count", "20",
+     "--format=%h%x1f%s", "@{upstream}..HEAD"),
+)  # fmt: skip
 
-    async def passthrough(argv: Sequence[str], env: dict[str, str], run: Any) -> Any:
-        return list(argv), env
 
-    real = git_defences.prepare
-    git_defences.prepare = passthrough
-    try:
-        return run_once(app, "parallel")
-    finally:
-        git_defences.prepare = real
+def reads_once(repos: list[Path], how: str) -> tuple[float, float]:
+    """The read-only steps' work over every repository, 8 at a time as a step does: through
+    libgit2 in worker threads (what the steps do), or the same reads as the git command lines
+    they used to run, through the real exec gate (defanged: a config scan before each)."""
+    from prixfixe.leash import libgit
+    from prixfixe.leash.exec import CommandLine, ExecGate, make_grant
+    from prixfixe.leash.fs import FsGate, FsGrant
+
+    root = repos[0].parent
+    argvs = [["git", "-C", str(r), *args] for r in repos for args in OLD_READS]
+    declared = [CommandLine.exact(a, root) for a in argvs]
+    gate = ExecGate(
+        make_grant(declared, None, base_dir=root, source="bench"),
+        dict(os.environ),
+        FsGate(FsGrant((root,), (), "bench")),
+    )
+    limiter = anyio.CapacityLimiter(8)
+
+    async def one(repo: Path) -> None:
+        async with limiter:
+            if how == "libgit2":
+                await anyio.to_thread.run_sync(libgit.status, repo)
+                await anyio.to_thread.run_sync(libgit.unpushed, repo, 20)
+                return
+            for args in OLD_READS:
+                argv = ["git", "-C", str(repo), *args]
+                await gate.run(argv, step="bench", declared=declared, base_dir=root)
+
+    async def go() -> None:
+        async with anyio.create_task_group() as tg:
+            for repo in repos:
+                tg.start_soon(one, repo)
+
+    c0, t0 = cpu_seconds(), time.perf_counter()
+    anyio.run(go)
+    return time.perf_counter() - t0, cpu_seconds() - c0
 
 
 def floor_once(repos: list[Path]) -> tuple[float, float]:
@@ -196,6 +234,8 @@ def bench(workdir: Path, rounds: int, count: int) -> dict[str, Any]:
         store.put("countdown", {"label": "quarter", "start": "2026-01-01", "end": "2027-03-31"})
 
         def once(name: str) -> tuple[float, float]:
+            if name in ("reads-libgit2", "reads-git"):
+                return reads_once(repos, name.removeprefix("reads-"))
             return floor_once(repos) if name == "floor" else run_once(app, name)
 
         for name in VARIANTS:  # warm-up: imports, page cache, git's own caches
@@ -240,22 +280,24 @@ def report(results: dict[str, Any], rounds: int, count: int) -> str:
             ]
         )
     speedup = results["sequential"]["median_s"] / base["median_s"]
-    open_ = results["parallel-undefended"]
-    defence = base["median_s"] / open_["median_s"]
-    defence_cpu = base["cpu_median_s"] / open_["cpu_median_s"]
+    lib, old = results["reads-libgit2"], results["reads-git"]
+    reads = old["median_s"] / lib["median_s"]
+    reads_cpu = old["cpu_median_s"] / lib["cpu_median_s"]
     cores = os.cpu_count() or 1
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     return f"""## Routines: the morning routine over {count} git repositories
 
 `benchmarks/bench_routines.py` creates {count} real repositories (clones of local bare
 remotes; some dirty, some with unpushed commits, some behind) and runs a morning routine of a
-`git-status` and a `git-unpushed` step per repository plus `reminders`, `deadline-calc` and
+`git-status` and a `git-unpushed` step per repository (both read through libgit2 in worker
+threads, starting no process) plus `reminders`, `deadline-calc` and
 `countdown-calc` over the store, through the engine and the store as `prixfixe run` does
 (report kept). The routines differ only in `parallel = true` on the {2 * count} git steps.
 {rounds} rounds in rotating order after a warm-up; wall time per run, and CPU time of this
-process and the `git` processes it started. The floor row runs the git commands of the old
-step shapes by hand, without prixfixe, to show what the engine adds; the undefended row is the
-parallel routine with the leash's git defences switched off, to show what they cost.
+process and the `git` processes it started. The two read-path rows do the read-only steps' work
+alone, interleaved with the rest: through libgit2 as the steps now do, and as the git command
+lines they ran before, through the real exec gate with git defanged (a config scan before each
+command). The floor row runs those git commands by hand, without prixfixe or its defences.
 Machine: {cores} CPU cores, load average {load} when it finished (starting `git` processes is
 CPU work, so the parallel gain grows with free cores; on a busy machine, re-run before drawing
 fine conclusions).
@@ -263,9 +305,8 @@ fine conclusions).
 {markdown_table(HEADERS, rows)}
 
 Result: the parallel batch runs the routine {speedup:.2f}x as fast as the same steps run one
-after another. Defanging git (a read-only `git config` scan before every git command, and the
-overrides; see docs/security.md) costs {defence:.2f}x the undefended run's wall time and
-{defence_cpu:.2f}x its CPU time.
+after another. Reading through libgit2 instead of defanged git (see docs/security.md) takes
+1/{reads:.1f} of the wall time and 1/{reads_cpu:.1f} of the CPU time of the same reads.
 """
 
 

@@ -106,8 +106,9 @@ def test_run_format_data_prints_the_report_json_and_report_shows_it_again(tmp_pa
 def test_dry_run_describes_steps_programs_and_grant_and_runs_nothing(tmp_path: Path) -> None:
     (tmp_path / "prixfixe.toml").write_text(
         "[leash]\nexec = ['git']\n"
-        '[routines.r]\n[[routines.r.steps]]\ntype = "git-status"\nrepos = ["."]\nparallel = true\n'
-        '[[routines.r.steps]]\ntype = "git-unpushed"\nrepos = ["."]\nparallel = true\n'
+        '[routines.r]\n[[routines.r.steps]]\ntype = "git-status"\nrepos = ["."]\nfetch = true\n'
+        'parallel = true\n[[routines.r.steps]]\ntype = "git-unpushed"\nrepos = ["."]\n'
+        "parallel = true\n"
         f'[[routines.r.steps]]\ntype = "script"\nname = "touch"\ncommand = [{PY}, "-c", '
         f"\"open('ran', 'w')\"]\nsecrets = {{ TOKEN = {{ env = \"SOME_TOKEN\" }} }}\n"
     )
@@ -116,7 +117,7 @@ def test_dry_run_describes_steps_programs_and_grant_and_runs_nothing(tmp_path: P
     assert "would run 3 steps; nothing was run" in out
     assert "in parallel (2 steps at once):" in out
     assert f"$ {sys.executable} -c open('ran', 'w') (refused)" in out
-    assert "$ git -C {repo} status --porcelain=v2" in out
+    assert "$ git -C {repo} fetch --quiet" in out
     assert "its own read-only scan, git -C {repo} config --list -z --name-only" in out
     assert "secret TOKEN from env SOME_TOKEN" in out
     assert "Exec grant: git" in out
@@ -229,6 +230,7 @@ def test_doctor_shows_routines_step_types_and_the_exec_grant(tmp_path: Path) -> 
     (tmp_path / "prixfixe.toml").write_text(
         "[leash]\nexec = ['git']\n"
         '[routines.r]\n[[routines.r.steps]]\ntype = "git-status"\nrepos = ["."]\n'
+        '[[routines.r.steps]]\ntype = "git-tend"\nrepos = ["."]\n'
         '[[routines.r.steps]]\ntype = "script"\ncommand = ["uptime"]\n'
     )
     code, out, _ = run("doctor", "--json")
@@ -239,7 +241,9 @@ def test_doctor_shows_routines_step_types_and_the_exec_grant(tmp_path: Path) -> 
     assert routines["exec_grant"] == ["git"]
     assert routines["exec_grant_source"].startswith("configured steps' command lines, narrowed by")
     leash = json.loads(out)["leash"]
-    assert leash["exec"]["command_lines"][0].startswith("git -C {repo} status --porcelain=v2")
+    assert "git -C {repo} status --porcelain=v2 --branch --untracked-files=normal " in " ".join(
+        leash["exec"]["command_lines"]
+    )
     assert leash["fs_read"]["roots"] == [str(tmp_path.resolve())]
     assert leash["net"] == {"hosts": [], "source": "declared by configured steps and plugins"}
     code, out, _ = run("doctor")

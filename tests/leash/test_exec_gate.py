@@ -63,7 +63,7 @@ async def test_the_default_grant_is_exactly_what_configured_steps_declare(
 ) -> None:
     app = make_app(
         config="[routines.r]\n" + script("py", "print(' hi ')") + "[[routines.r.steps]]\n"
-        'type = "git-status"\nrepos = ["."]\n',
+        'type = "git-tend"\nrepos = ["."]\n',
         env=env(),
         plugins=[],
     )
@@ -121,7 +121,7 @@ async def test_inline_steps_run_only_command_lines_the_configuration_names(
         "routine_eval",
         steps=[
             {"type": "script", "name": "granted", "run": "say"},
-            {"type": "git-status", "name": "widening", "repos": ["."]},
+            {"type": "git-tend", "name": "widening", "repos": ["."]},
         ],
     )
     by_name = steps(mixed)

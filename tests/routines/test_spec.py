@@ -106,7 +106,8 @@ def test_without_config_morning_is_built_in_and_includes_git_only_in_a_repositor
     (tmp_path / ".git").mkdir()
     app = make_app(plugins=[])
     assert next(s.type.name for s in app.routines.get("morning").steps) == "git-status"
-    assert app.routines.gate.grant.programs == frozenset({"git"})
+    # git-status reads the repository through libgit2: the morning needs no program.
+    assert app.routines.gate.grant.programs == frozenset()
 
 
 def test_a_configured_morning_replaces_the_built_in_one(make_app: AppFactory) -> None:

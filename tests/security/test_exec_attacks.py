@@ -53,8 +53,9 @@ ALIAS_SHELL = ["git", "-c", "alias.x=!id; printenv PRIXFIXE_HTTP_TOKEN", "x"]
 async def test_step_run_cannot_give_a_script_a_command_line_even_of_a_granted_program(
     make_app: AppFactory, tmp_path: Path, spawned: list[tuple[str, ...]]
 ) -> None:
-    in_git_repo(tmp_path, spawned)  # the zero-config morning declares git here
-    app = make_app(env={**os.environ, "PRIXFIXE_HTTP_TOKEN": TOKEN}, plugins=[])
+    in_git_repo(tmp_path, spawned)
+    config = "[routines.r]\n[[routines.r.steps]]\ntype = 'git-tend'\nrepos = ['.']\n"
+    app = make_app(config=config, env={**os.environ, "PRIXFIXE_HTTP_TOKEN": TOKEN}, plugins=[])
     assert "git" in app.routines.gate.grant.programs
     result = await call(app, "step_run", {"type": "script", "params": {"command": ALIAS_SHELL}})
     assert result.is_error is True

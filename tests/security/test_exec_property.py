@@ -132,6 +132,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         f"[commands]\nhello = [{json.dumps(PY)}, '-c', 'print(1)']\n"
         "[routines.r]\n"
         f"[[routines.r.steps]]\ntype = 'git-status'\nrepos = [{json.dumps(str(repo))}]\n"
+        "fetch = true\n"
         "[[routines.r.steps]]\ntype = 'script'\nrun = 'hello'\n"
         f"secrets = {{ K = {{ cmd = ['cat', {json.dumps(str(key))}] }} }}\n",
         encoding="utf-8",
@@ -214,7 +215,10 @@ def test_the_property_sees_granted_spawns_and_would_catch_others(
         extra_plugins=[],
     )
     grant = app.routines.gate.grant
-    steps = [{"type": "git-status", "repos": [str(repo)]}, {"type": "script", "run": "hello"}]
+    steps = [
+        {"type": "git-status", "repos": [str(repo)], "fetch": True},
+        {"type": "script", "run": "hello"},
+    ]
 
     async def main() -> Any:
         async with Client(build_server(app), mode="legacy") as client:
@@ -230,3 +234,90 @@ def test_the_property_sees_granted_spawns_and_would_catch_others(
     assert not _allowed(("/bin/sh", "-c", "id"), grant)
     assert not _allowed(("/usr/bin/git", "-C", str(repo), "-c", "alias.x=!id", "x"), grant)
     assert not _allowed((PY, "-c", "print(2)"), grant)
+
+
+# -- hostile repository config: names of every byte value ---------------------------------------
+
+#: A config subsection's bytes: anything but NUL and newline, which git config cannot store.
+NAME = st.lists(st.integers(1, 255).filter(lambda b: b != 0x0A), min_size=1, max_size=4).map(bytes)
+#: Keys of a driver or remote that name a program, by section.
+PROGRAM_KEYS = {
+    "filter": ("clean", "smudge", "process"),
+    "diff": ("textconv", "command"),
+    "merge": ("driver",),
+    "remote": ("uploadpack", "receivepack", "vcs"),
+    "credential": ("helper",),
+}
+
+
+@pytest.fixture(scope="module")
+def hostile_world(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, bytes]:
+    """A clone one commit behind its remote, with a tracked file filters can be selected
+    for, the hostile program, and the clone's config as created."""
+    from tests.gitrepos import push_from_elsewhere, remote_and_clone
+
+    root = tmp_path_factory.mktemp("hostile").resolve()
+    (root / "evil").write_text(f"#!/bin/sh\necho \"$0 $*\" >> '{root / MARKER}'\nexit 0\n")
+    (root / "evil").chmod(0o755)
+    remote, clone = remote_and_clone(root, "work")
+    (clone / "data.txt").write_text("data\n")
+    git(clone, "add", "data.txt")
+    git(clone, "commit", "-q", "-m", "data")
+    git(clone, "push", "-q")
+    push_from_elsewhere(root, remote, "news.txt")
+    return root, clone, (clone / ".git" / "config").read_bytes()
+
+
+def _hostile_config(root: Path, names: list[bytes], sections: list[str]) -> bytes:
+    evil = str(root / "evil").encode()
+    out = []
+    for name, section in zip(names, sections, strict=True):
+        quoted = name.replace(b"\\", b"\\\\").replace(b'"', b'\\"')
+        out.append(b'[%s "%s"]\n' % (section.encode(), quoted))
+        out += [b"\t%s = %s\n" % (k.encode(), evil) for k in PROGRAM_KEYS[section]]
+    return b"".join(out)
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(data=st.data())
+def test_no_program_a_repository_s_config_names_ever_starts_whatever_bytes_name_it(
+    hostile_world: tuple[Path, Path, bytes], spawned: list[tuple[str, ...]], data: st.DataObject
+) -> None:
+    from prixfixe.routines.builtin.git import STATUS_FETCH_COMMANDS, TEND_COMMANDS
+    from tests.security.test_git_hostile import Sandbox, make_stat_dirty, run_step
+
+    root, clone, config = hostile_world
+    names = data.draw(st.lists(NAME, min_size=1, max_size=4), label="names")
+    sections = data.draw(
+        st.lists(st.sampled_from(sorted(PROGRAM_KEYS)), min_size=len(names), max_size=len(names)),
+        label="sections",
+    )
+    (clone / ".git" / "config").write_bytes(config + _hostile_config(root, names, sections))
+    selectable = [n for n in names if not any(b in n for b in b" \t\r")]
+    (clone / ".git" / "info" / "attributes").write_bytes(
+        b"".join(b"data.txt filter=%s diff=%s merge=%s\n" % (n, n, n) for n in selectable)
+    )
+    make_stat_dirty(clone / "data.txt")
+    box = Sandbox(root)
+    (root / "bin").mkdir(exist_ok=True)
+    (root / "home").mkdir(exist_ok=True)
+    lines = (*TEND_COMMANDS, *STATUS_FETCH_COMMANDS)
+
+    async def main() -> None:
+        await run_step(box, "git-status", repos=[str(clone)])
+        await run_step(box, "git-unpushed", repos=[str(clone)])
+        await run_step(box, "git-status", repos=[str(clone)], fetch=True)
+        await run_step(box, "git-tend", repos=[str(clone)])
+
+    spawned.clear()
+    anyio.run(main)
+    assert not (root / MARKER).exists()
+    for program, *args in spawned:
+        assert os.path.basename(program) == "git", (program, args)
+        scan = len(args) == 6 and args[0] == "-C" and args[2:] == list(SCAN)
+        assert scan or any(line.match("git", args) is not None for line in lines), args

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client
 from pydantic import BaseModel
@@ -299,6 +300,64 @@ async def test_a_clean_filter_never_runs_on_stat_dirty_files_during_status(
     assert unpushed["repos"][0]["status"] == "ok"
 
 
+#: Driver names that are not UTF-8 (or hold bytes a decoder would replace or drop): a scan
+#: that decodes git's output with replacement characters overrides the wrong name.
+BYTE_NAMES = {
+    "xff": b"\xff",
+    "latin-1": b"caf\xe9",
+    "lone-continuation": b"a\x80b",
+    "truncated-sequence": b"\xe2\x82",
+    "overlong-slash": b"\xc0\xaf",
+    "surrogate": b"\xed\xa0\x80",
+    "control-bytes": b"\x01\x1b[0m\x7f",
+    "quote-and-backslash": b'q"\\\xfe',
+}
+
+
+def quoted_subsection(name: bytes) -> bytes:
+    return name.replace(b"\\", b"\\\\").replace(b'"', b'\\"')
+
+
+def byte_filtered_repo(box: Sandbox, name: str, driver: bytes, *, behind: bool = False) -> Path:
+    """A clean clone (one commit behind its remote when `behind`) whose tracked `data.txt`
+    goes through a hostile clean filter whose name is the raw bytes `driver`."""
+    root = box.root / name
+    root.mkdir()
+    remote, clone = remote_and_clone(root, "work")
+    (clone / "data.txt").write_text("data\n")
+    git(clone, "add", "data.txt")
+    git(clone, "commit", "-q", "-m", "data")
+    git(clone, "push", "-q")
+    if behind:
+        push_from_elsewhere(root, remote, "news.txt")
+    (clone / ".git" / "info" / "attributes").write_bytes(b"data.txt filter=" + driver + b"\n")
+    with (clone / ".git" / "config").open("ab") as handle:
+        handle.write(
+            b'[filter "%s"]\n\tclean = %s\n' % (quoted_subsection(driver), box.evil.encode())
+        )
+    make_stat_dirty(clone / "data.txt")
+    return clone
+
+
+@pytest.mark.parametrize("label", sorted(BYTE_NAMES))
+async def test_a_clean_filter_whose_name_is_not_utf8_never_runs(box: Sandbox, label: str) -> None:
+    driver = BYTE_NAMES[label]
+    live = byte_filtered_repo(box, "live", driver)
+    assert_live(box, live, "status", "--porcelain")
+    repo = byte_filtered_repo(box, "stepped", driver)
+    status = await run_step(box, "git-status", repos=[str(repo)])
+    unpushed = await run_step(box, "git-unpushed", repos=[str(repo)])
+    fetched = await run_step(box, "git-status", repos=[str(repo)], fetch=True)
+    behind = byte_filtered_repo(box, "behind", driver, behind=True)
+    tended = await run_step(box, "git-tend", repos=[str(behind)])
+    assert box.ran() == ""
+    assert status["repos"][0]["status"] == "clean"
+    assert unpushed["repos"][0]["status"] == "ok"
+    assert fetched["repos"][0]["status"] == "clean"
+    assert tended["repos"][0]["action"] == "fast-forwarded"
+    assert (behind / "news.txt").read_text() == "news.txt\n"
+
+
 def smudged_clone(box: Sandbox, name: str, keys: Sequence[str]) -> Path:
     """A clone behind by one commit that adds `new.dat`, which a hostile smudge filter would
     check out."""
@@ -359,6 +418,33 @@ async def test_a_lazy_fetch_in_a_partial_clone_never_runs_the_configured_upload_
     live = partial_clone(box, "live")
     assert_live(box, live, "merge", "--ff-only", "-q", "@{upstream}")
     clone = partial_clone(box, "stepped")
+    data = await run_step(box, "git-tend", repos=[str(clone)])
+    assert box.ran() == ""
+    assert data["repos"][0]["action"] == "fast-forwarded"
+    assert (clone / "news.txt").read_text() == "news.txt\n"
+
+
+def renamed_remote(clone: Path, name: bytes) -> None:
+    """Rename the clone's remote `origin` to the raw bytes `name`, wherever its config names it
+    (its section, the branch's upstream, the partial clone's promisor)."""
+    config = clone / ".git" / "config"
+    quoted = b'"%s"' % quoted_subsection(name)
+    text = config.read_bytes()
+    text = text.replace(b'[remote "origin"]', b"[remote %s]" % quoted)
+    text = text.replace(b"remote = origin", b"remote = " + quoted)
+    text = text.replace(b"partialclone = origin", b"partialclone = " + quoted)
+    config.write_bytes(text)
+
+
+@pytest.mark.parametrize("label", ["xff", "latin-1", "quote-and-backslash", "lone-continuation"])
+async def test_a_lazy_fetch_through_a_remote_whose_name_is_not_utf8_never_runs_its_upload_pack(
+    box: Sandbox, label: str
+) -> None:
+    live = partial_clone(box, "live")
+    renamed_remote(live, BYTE_NAMES[label])
+    assert_live(box, live, "merge", "--ff-only", "-q", "@{upstream}")
+    clone = partial_clone(box, "stepped")
+    renamed_remote(clone, BYTE_NAMES[label])
     data = await run_step(box, "git-tend", repos=[str(clone)])
     assert box.ran() == ""
     assert data["repos"][0]["action"] == "fast-forwarded"
@@ -612,8 +698,10 @@ async def test_no_signature_program_runs_when_listing_or_fast_forwarding_signed_
 
 async def scan(argv: Sequence[str], env: dict[str, str]) -> Completed:
     """The gate's scan, without the gate: for running git defanged outside a step."""
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
-    return Completed(tuple(argv), done.returncode, done.stdout, done.stderr)
+    done = subprocess.run(argv, env=env, capture_output=True, check=False)
+    out = done.stdout.decode("utf-8", errors="replace")
+    err = done.stderr.decode("utf-8", errors="replace")
+    return Completed(tuple(argv), done.returncode, out, err, stdout_bytes=done.stdout)
 
 
 def on_terminal(cwd: Path, command: str, env: Mapping[str, str]) -> None:
@@ -868,8 +956,13 @@ async def test_a_config_padded_past_what_the_scan_reads_is_refused_before_git_ru
     (clone / ".git" / "info" / "attributes").write_text("README.md filter=x\n")
     make_stat_dirty(clone / "README.md")
     with pytest.raises(StepFailure, match="more than the scan can read"):
-        await run_step(box, "git-status", repos=[str(clone)])
+        await run_step(box, "git-tend", repos=[str(clone)])
+    with pytest.raises(StepFailure, match="more than the scan can read"):
+        await run_step(box, "git-status", repos=[str(clone)], fetch=True)
+    # Read through libgit2, which has no scan to cut short and runs no filter.
+    status = await run_step(box, "git-status", repos=[str(clone)])
     assert box.ran() == ""
+    assert status["repos"][0]["status"] == "clean"
 
 
 # -- where the steps look and write -----------------------------------------------------------
@@ -1004,3 +1097,197 @@ async def test_step_run_of_git_tend_on_a_hostile_repository_fast_forwards_and_ru
     data = await step_via_app(make_app, "git-tend", repos=[str(clone)])
     assert box.ran() == ""
     assert data["repos"][0]["action"] == "fast-forwarded"
+
+
+# -- read paths through libgit2, and the repos patterns ------------------------------------------
+
+
+async def test_status_and_unpushed_start_no_process_at_all_on_a_hostile_repository(
+    box: Sandbox, spawned: list[tuple[str, ...]]
+) -> None:
+    repos = [byte_filtered_repo(box, label, name) for label, name in BYTE_NAMES.items()]
+    add_config(repos[0], f"[core]\n\tfsmonitor = {box.evil}\n\thooksPath = {box.root}\n")
+    spawned.clear()
+    status = await run_step(box, "git-status", repos=[str(r) for r in repos])
+    unpushed = await run_step(box, "git-unpushed", repos=[str(r) for r in repos])
+    assert spawned == []
+    assert box.ran() == ""
+    assert {r["status"] for r in status["repos"]} == {"clean"}
+    assert {r["status"] for r in unpushed["repos"]} == {"ok"}
+    await run_step(box, "git-status", repos=[str(repos[0])], fetch=True)
+    assert spawned  # the recorder does see the git a fetch starts
+
+
+def hostile_checkout(box: Sandbox, driver: bytes) -> None:
+    """The sandbox itself made a repository whose tracked file goes through a clean filter
+    named by the raw bytes `driver`: the folder a user runs prixfixe in, with no config."""
+    git(box.root, "init", "-q")
+    (box.root / "data.txt").write_text("data\n")
+    git(box.root, "add", "data.txt")
+    git(box.root, "commit", "-q", "-m", "data")
+    (box.root / ".git" / "info" / "attributes").write_bytes(b"data.txt filter=" + driver + b"\n")
+    with (box.root / ".git" / "config").open("ab") as handle:
+        handle.write(
+            b'[filter "%s"]\n\tclean = %s\n' % (quoted_subsection(driver), box.evil.encode())
+        )
+    make_stat_dirty(box.root / "data.txt")
+
+
+@pytest.mark.parametrize("label", ["xff", "latin-1"])
+async def test_the_zero_config_morning_in_a_hostile_checkout_runs_nothing_it_names(
+    make_app: AppFactory, box: Sandbox, spawned: list[tuple[str, ...]], label: str
+) -> None:
+    hostile_checkout(box, BYTE_NAMES[label])
+    assert_live(box, box.root, "status", "--porcelain")
+    app = make_app(env=dict(os.environ), plugins=[])
+    spawned.clear()
+    async with Client(build_server(app), mode="legacy") as client:
+        result = await client.call_tool("routine_run", {"name": "morning", "format": "data"})
+        one = await client.call_tool(
+            "step_run", {"type": "git-status", "params": {"repos": [str(box.root)]}}
+        )
+    assert box.ran() == ""
+    assert spawned == []
+    assert result.is_error is False, result.content
+    assert one.is_error is False, one.content
+    assert result.structured_content is not None
+    git_step = next(s for s in result.structured_content["steps"] if s["type"] == "git-status")
+    assert git_step["status"] == "ok", git_step["error"]
+    assert git_step["data"]["repos"][0]["status"] == "dirty"  # the sandbox's own files
+
+
+async def test_a_repos_pattern_over_self_symlinks_ends_and_other_calls_are_answered(
+    make_app: AppFactory, box: Sandbox
+) -> None:
+    loops = box.root / "loops"
+    loops.mkdir()
+    for name in ("a", "b", "c"):
+        (loops / name).symlink_to(".")
+    _, repo = remote_and_clone(loops, "repo")
+    # glob.glob would list 3**16 paths for this pattern, on the event loop.
+    deep = str(loops) + "/*" * 16
+    config = (
+        f"[routines.r]\n[[routines.r.steps]]\ntype = 'git-status'\nrepos = ['{loops}/*']\n"
+        "timeout = 60\n"
+    )
+    app = make_app(config=config, env=dict(os.environ), plugins=[])
+    answers: dict[str, Any] = {}
+    async with Client(build_server(app), mode="legacy") as client:
+
+        async def call(key: str, tool: str, args: dict[str, Any]) -> None:
+            answers[key] = await client.call_tool(tool, args)
+
+        with anyio.fail_after(120):  # a hang guard only
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(
+                    call, "deep", "step_run", {"type": "git-status", "params": {"repos": [deep]}}
+                )
+                tg.start_soon(call, "other", "steps_list", {"type": "git-tend"})
+                tg.start_soon(
+                    call,
+                    "star",
+                    "step_run",
+                    {"type": "git-status", "params": {"repos": [f"{loops}/*"]}},
+                )
+    assert answers["other"].is_error is False
+    (deep_step,) = answers["deep"].structured_content["steps"]
+    assert deep_step["status"] == "ok", deep_step["error"]
+    assert deep_step["data"]["unmatched"] == [deep]
+    (star,) = answers["star"].structured_content["steps"]
+    found = sorted(Path(r["path"]).name for r in star["data"]["repos"])
+    # The loop's three links are the folder itself, named once; the repository once.
+    assert found == ["a", "repo", "repo-remote.git", "repo-seed"]
+    assert repo.exists()
+
+
+async def test_a_repos_pattern_looking_at_too_many_entries_is_refused(box: Sandbox) -> None:
+    many = box.root / "many"
+    many.mkdir()
+    for i in range(40):
+        (many / f"d{i:02d}").mkdir()
+    gate = FsGate(FsGrant((), (box.root,), "test"), max_entries=30)
+    with pytest.raises(FsRefusedError, match="more than 30 entries"):
+        gate.glob_dirs(many / "*")
+    deep = FsGate(FsGrant((), (box.root,), "test"), max_depth=3)
+    with pytest.raises(FsRefusedError, match="more than 3 parts"):
+        deep.glob_dirs(str(many) + "/*" * 4)
+    assert [p.name for p in deep.glob_dirs(many / "d0[12]")] == ["d01", "d02"]
+    assert deep.glob_dirs(many / "d01") == [many / "d01"]
+    assert deep.glob_dirs(many / "none*") == []
+
+
+#: Every byte git config can hold in a subsection (not NUL, not a newline).
+EVERY_BYTE = [bytes([b]) for b in range(1, 256) if b != 0x0A]
+#: What ends an attribute's value: such a driver is defined, never selected.
+ATTRIBUTE_BLANKS = frozenset(b" \t\r")
+
+
+def every_byte_repo(box: Sandbox, name: str) -> tuple[Path, int]:
+    """A clone one commit behind, with one tracked, stat-dirty file per byte value, each going
+    through a hostile clean filter named `x<byte>y`, and a remote `r<byte>` for every byte
+    whose upload-pack is hostile; (the clone, how many filters an attribute selects)."""
+    root = box.root / name
+    root.mkdir()
+    remote, clone = remote_and_clone(root, "work")
+    config, attributes, selected = [], [], 0
+    for i, byte in enumerate(EVERY_BYTE):
+        driver = b"x" + byte + b"y"
+        config.append(
+            b'[filter "%s"]\n\tclean = %s\n' % (quoted_subsection(driver), box.evil.encode())
+        )
+        config.append(
+            b'[remote "r%s"]\n\turl = %s\n\tuploadpack = %s\n'
+            % (quoted_subsection(byte), str(remote).encode(), box.evil.encode())
+        )
+        (clone / f"f{i:03d}.txt").write_text("f\n")
+        if byte[0] not in ATTRIBUTE_BLANKS:
+            attributes.append(b"f%03d.txt filter=%s\n" % (i, driver))
+            selected += 1
+    git(clone, "add", ".")
+    git(clone, "commit", "-q", "-m", "files")
+    git(clone, "push", "-q")
+    push_from_elsewhere(root, remote, "news.txt")
+    (clone / ".git" / "info" / "attributes").write_bytes(b"".join(attributes))
+    with (clone / ".git" / "config").open("ab") as handle:
+        handle.write(b"".join(config))
+    for i in range(len(EVERY_BYTE)):
+        make_stat_dirty(clone / f"f{i:03d}.txt")
+    return clone, selected
+
+
+async def test_no_filter_or_remote_named_by_any_byte_value_ever_runs(
+    box: Sandbox, spawned: list[tuple[str, ...]]
+) -> None:
+    live, selected = every_byte_repo(box, "live")
+    raw_git(box, live, "status", "--porcelain")
+    assert len(box.ran().splitlines()) == selected, "not every name is live under plain git"
+    box.marker.unlink()
+    clone, _ = every_byte_repo(box, "stepped")
+    spawned.clear()
+    status = await run_step(box, "git-status", repos=[str(clone)])
+    unpushed = await run_step(box, "git-unpushed", repos=[str(clone)])
+    assert spawned == []
+    fetched = await run_step(box, "git-status", repos=[str(clone)], fetch=True)
+    tended = await run_step(box, "git-tend", repos=[str(clone)])
+    assert box.ran() == ""
+    assert status["repos"][0]["status"] == "clean"
+    assert unpushed["repos"][0]["status"] == "ok"
+    assert fetched["repos"][0]["status"] == "behind"
+    assert tended["repos"][0]["action"] == "fast-forwarded"
+    assert all(Path(s[0]).name == "git" for s in spawned)
+
+
+async def test_a_repository_libgit2_cannot_read_is_an_error_naming_why(box: Sandbox) -> None:
+    broken = box.root / "broken"
+    git(box.root, "init", "-q", str(broken))
+    (broken / ".git" / "config").write_text("[core\n")
+    _, gone = remote_and_clone(box.root, "gone")
+    git(gone, "update-ref", "-d", "refs/remotes/origin/main")
+    plain = box.root / "plain"
+    plain.mkdir()
+    status = await run_step(box, "git-status", repos=[str(broken), str(plain)])
+    unpushed = await run_step(box, "git-unpushed", repos=[str(broken), str(gone), str(plain)])
+    assert [r["status"] for r in status["repos"]] == ["error", "not-a-repo"]
+    assert status["repos"][0]["error"]
+    assert [r["status"] for r in unpushed["repos"]] == ["error", "error", "not-a-repo"]
+    assert "no longer exists" in unpushed["repos"][1]["error"]

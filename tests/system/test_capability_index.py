@@ -159,7 +159,8 @@ async def test_the_full_index_describes_every_kind_of_capability(make_app: AppFa
         "prixfixe://knowledge/search{?q,collection,path,format,limit}",
     ]
     steps = {s["name"]: s for s in full["step_types"]}
-    assert steps["git-status"]["programs"] == ["git"]
+    assert steps["git-status"]["programs"] == []  # read through libgit2
+    assert steps["git-tend"]["programs"] == ["git"]
     assert "step_run" in steps["git-status"]["run_by"]
     assert steps["capability-index"]["data_schema"]["properties"]["variant"]["enum"] == [
         "summary",

@@ -189,6 +189,10 @@ class Completed:
     stdout: str
     stderr: str
     truncated: bool = False
+    #: stdout as the process wrote it (`stdout` replaces bytes that are not UTF-8), for the
+    #: gate's own git config scan, which compares names byte for byte. Empty in what a step
+    #: gets: its output is redacted, and this copy would not be.
+    stdout_bytes: bytes = dataclasses.field(default=b"", repr=False)
 
 
 #: Called just before a process starts, with the argv it will run (audits and the red-team
@@ -344,7 +348,10 @@ class ExecGate:
         from prixfixe.leash.redact import REDACTOR
 
         return dataclasses.replace(
-            done, stdout=REDACTOR.redact(done.stdout), stderr=REDACTOR.redact(done.stderr)
+            done,
+            stdout=REDACTOR.redact(done.stdout),
+            stderr=REDACTOR.redact(done.stderr),
+            stdout_bytes=b"",
         )
 
     async def open_server(
@@ -506,6 +513,7 @@ async def _run(
         stdout=out.decode("utf-8", errors="replace"),
         stderr=err.decode("utf-8", errors="replace"),
         truncated=truncated,
+        stdout_bytes=bytes(out),
     )
 
 

@@ -24,6 +24,15 @@ CONTRACT (the signatures below are what the rest of prixfixe uses):
   special files are skipped silently. Bounds: `max_depth` folders deep (32) and
   `max_entries` directory entries per walk (10,000). Going past either raises
   `FsRefusedError` rather than returning a silently partial answer.
+- `FsGate.glob_dirs(pattern, *, write=False, step="") -> list[Path]`: the folders an absolute
+  glob pattern names (`*`, `?`, `[...]` per component, as `glob.glob` without `recursive`: a
+  name starting with `.` only where the component does), sorted, under the pattern as written.
+  The fixed leading folder is checked first (for writing when `write`); a matching entry that
+  is a symlink is checked as a path of its own and one outside the grant raises the refusal
+  (never followed, never skipped silently); a folder reached twice is listed once and a match
+  reached twice named once (`(st_dev, st_ino)`), so symlink loops end. Bounds: `max_entries`
+  entries looked at in all, `max_depth` components after the first wildcard; past either,
+  `FsRefusedError`.
 - `FsGate.list_dir(path, *, step="") -> list[FsEntry]`: one directory's entries (by name),
   under the same rules as `walk` (bounded by `max_entries`).
 - `FsGate.read_bytes(path, limit, *, step="") -> bytes`: a checked, existing path read for at
@@ -457,6 +466,95 @@ class FsGate:
             return os.open(name, flags, dir_fd=fd), real / name
         except OSError:
             return None  # unreadable, or swapped for something else since listed
+
+    # -- globbing ---------------------------------------------------------------------------
+
+    def glob_dirs(self, pattern: str | Path, *, write: bool = False, step: str = "") -> list[Path]:
+        """The folders an absolute glob pattern names, under `walk`'s bounds."""
+        text = os.fspath(pattern)
+        parts = Path(text).parts
+        fixed = next((i for i, p in enumerate(parts) if _has_magic(p)), len(parts))
+        prefix = Path(*parts[:fixed]) if fixed else Path(text)
+        rest = parts[fixed:]
+        real = self.check(prefix, write=write, step=step)
+        if not rest:
+            return [prefix] if real.is_dir() else []
+        if len(rest) > self.max_depth:
+            raise self._refuse(
+                text,
+                f"has more than {self.max_depth} parts after its first wildcard, the deepest "
+                "the file gate walks",
+                step=step,
+            )
+        if not real.is_dir():
+            return []
+        glob = _Walk(prefix, text, text, step)
+        level: list[tuple[Path, Path]] = [(prefix, real)]
+        for part in rest:
+            found: list[tuple[Path, Path]] = []
+            for logical, folder in level:
+                found += self._glob_folder(folder, logical, part, glob, write)
+            level = found
+        matched: dict[tuple[int, int], Path] = {}
+        for logical, folder in level:
+            st = os.stat(folder)
+            matched.setdefault((st.st_dev, st.st_ino), logical)
+        return sorted(matched.values())
+
+    def _glob_folder(
+        self, real: Path, logical: Path, part: str, glob: _Walk, write: bool
+    ) -> list[tuple[Path, Path]]:
+        """The sub-folders of folder `real` (found at `logical`) whose names match `part`, as
+        (logical path, real path); none when `real` was listed before in this glob."""
+        try:
+            fd = self._open(real, os.O_RDONLY | _O_DIRECTORY, shown=glob.shown, step=glob.step)
+        except FsRefusedError:
+            return []  # gone or swapped since it was found
+        try:
+            dir_st = os.fstat(fd)
+            key = (dir_st.st_dev, dir_st.st_ino)
+            if key in glob.seen:
+                return []  # reached again through a symlink or bind mount
+            glob.seen.add(key)
+            names: list[str] = []
+            with os.scandir(fd) as it:
+                for entry in it:
+                    glob.counter[0] += 1
+                    if glob.counter[0] > self.max_entries:
+                        raise self._refuse(
+                            glob.shown,
+                            f"looks at more than {self.max_entries} entries, the most the file "
+                            "gate looks at in one walk",
+                            step=glob.step,
+                            hint="use a narrower pattern",
+                        )
+                    if fnmatchcase(entry.name, part) and (
+                        part.startswith(".") or not entry.name.startswith(".")
+                    ):
+                        names.append(entry.name)
+            out: list[tuple[Path, Path]] = []
+            for name in sorted(names):
+                try:
+                    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                except OSError:
+                    continue  # gone since listed
+                if st.st_dev in _special_devices():
+                    continue
+                if stat.S_ISDIR(st.st_mode):
+                    out.append((logical / name, real / name))
+                elif stat.S_ISLNK(st.st_mode):
+                    # A match that leads elsewhere is checked as a path of its own: one
+                    # outside the grant is refused, not followed and not skipped silently.
+                    target = self.check(logical / name, write=write, step=glob.step)
+                    if target.is_dir():
+                        out.append((logical / name, target))
+            return out
+        finally:
+            os.close(fd)
+
+
+def _has_magic(part: str) -> bool:
+    return any(c in part for c in "*?[")
 
 
 @dataclass

@@ -1,11 +1,19 @@
 """git, defanged: repository content is untrusted, so git runs with system and global config
 ignored and nothing a repository's own config names able to start a program.
 
+Only what writes needs git (fetch, fast-forward); what only reads goes through libgit2
+(`prixfixe.leash.libgit`), which has nothing to defang. This module is the fallback for git
+itself, and its lists are what git 2.39 reads.
+
 CONTRACT (the exec gate calls `prepare` for every git command line it runs):
 `await prepare(argv, env, run)` returns `(argv, env)` to actually start: the same command
 line, and the child environment with git's variables added. `run(argv, env)` runs a git
 command line (for the gate's own, fixed, read-only scan of a repository's config keys) and
-returns `Completed`.
+returns `Completed`, whose `stdout_bytes` the scan reads. Names are compared and handed back
+byte for byte: the scan's output is never decoded (a driver or remote may be named `\xff` or
+`caf\xe9`), overrides reach git through environment variables holding exactly those bytes
+(`os.fsdecode`, `surrogateescape`), the pinning file is written as bytes; a name git cannot
+be handed back (a newline, which no config key or quoted subsection holds) refuses the command.
 
 How (every item verified against git 2.39 by `tests/security/test_git_hostile.py`):
 
@@ -31,11 +39,12 @@ How (every item verified against git 2.39 by `tests/security/test_git_hostile.py
   name holds one (`[filter "x=y"]`, which a `filter=x=y` attribute selects).
 - Dynamic overrides. Drivers have names the repository chooses, so before each command a
   scan (`git config --list -z --name-only`, under the static defences, through `run`) lists
-  the config's key names, included files and `includeIf` ones too, and every driver found
-  is overridden the same way: `filter.<d>.clean/smudge/process` emptied and `required`
-  false (so an emptied filter is skipped, not fatal), `diff.<d>.textconv/command` emptied,
-  `merge.<d>.driver` emptied, `http.<url>.saveCookies/cookieFile` off. An emptied command
-  is either skipped by git or fails closed (`cannot run`); it never runs anything.
+  the config's key names as raw bytes, included files and `includeIf` ones too, and every
+  driver found is overridden the same way, under its exact name:
+  `filter.<d>.clean/smudge/process` emptied and `required` false (so an emptied filter is
+  skipped, not fatal), `diff.<d>.textconv/command` emptied, `merge.<d>.driver` emptied,
+  `http.<url>.saveCookies/cookieFile` off. An emptied command is either skipped by git or
+  fails closed (`cannot run`); it never runs anything.
 - First-wins keys. `remote.<name>.uploadpack` and `receivepack` keep their *first* value,
   so command-line config cannot override them, and a partial clone's lazy fetch (the `git
   fetch` a fast-forward `merge`, or any command, starts for a missing object; git 2.39 has
@@ -197,7 +206,7 @@ async def prepare(
     base = environment(env)
     scan_env = {**base, **config_env(STATIC)}
     done = await run([argv[0], *locating_options(argv), *SCAN], scan_env)
-    keys: list[str] = []
+    keys: list[bytes] = []
     if done.returncode == 0:
         if done.truncated:
             raise StepFailure(
@@ -205,8 +214,15 @@ async def prepare(
                 f"to run {' '.join(argv[1:])!r} without knowing every driver it names",
                 kind="refused",
             )
-        keys = [k for k in done.stdout.split("\0") if k]
+        keys = [k for k in done.stdout_bytes.split(b"\0") if k]
     last, remotes = dynamic_overrides(keys)
+    for name in (*(key for key, _ in last), *remotes):
+        if not representable(name):
+            raise StepFailure(
+                f"git: the repository's config names a driver or remote git cannot be told "
+                f"to override ({name!r}); refusing to run {' '.join(argv[1:])!r}",
+                kind="refused",
+            )
     child = {**base, **config_env((*STATIC, *last))}
     if remotes:
         try:
@@ -235,14 +251,27 @@ def environment(env: dict[str, str]) -> dict[str, str]:
     return {**kept, **GIT_ENV}
 
 
-def config_env(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
+def representable(name: bytes) -> bool:
+    """Whether `name` (a config key, or a remote's name) reaches git byte for byte: through
+    an environment variable (`as_env`) and, for a remote, a config file's quoted subsection.
+    A newline is neither (git refuses it in a key), NUL ends a C string."""
+    return b"\n" not in name and b"\0" not in name and os.fsencode(as_env(name)) == name
+
+
+def as_env(raw: bytes) -> str:
+    """Bytes as the `str` Python passes to a child's environment as those same bytes (the
+    file system encoding with `surrogateescape`, which is how `os.environ` decodes them)."""
+    return os.fsdecode(raw)
+
+
+def config_env(pairs: Iterable[tuple[str | bytes, str | bytes]]) -> dict[str, str]:
     """Command-line config as environment variables (key and value kept apart, so a key may
-    hold `=`)."""
+    hold `=`). A `bytes` key or value reaches git as exactly those bytes."""
     pairs = list(pairs)
     out = {"GIT_CONFIG_COUNT": str(len(pairs))}
     for i, (key, val) in enumerate(pairs):
-        out[f"GIT_CONFIG_KEY_{i}"] = key
-        out[f"GIT_CONFIG_VALUE_{i}"] = val
+        out[f"GIT_CONFIG_KEY_{i}"] = as_env(key) if isinstance(key, bytes) else key
+        out[f"GIT_CONFIG_VALUE_{i}"] = as_env(val) if isinstance(val, bytes) else val
     return out
 
 
@@ -262,39 +291,43 @@ def locating_options(argv: Sequence[str]) -> list[str]:
     return out
 
 
-def dynamic_overrides(keys: Iterable[str]) -> tuple[list[tuple[str, str]], list[str]]:
-    """(last-one-wins overrides for every driver the keys name, remote names)."""
-    last: dict[str, str] = {}
-    remotes: dict[str, None] = {}
+def dynamic_overrides(keys: Iterable[bytes]) -> tuple[list[tuple[bytes, bytes]], list[bytes]]:
+    """(last-one-wins overrides for every driver the keys name, remote names), all as the
+    raw bytes git printed: a driver's name is matched and overridden byte for byte."""
+    last: dict[bytes, bytes] = {}
+    remotes: dict[bytes, None] = {}
     for key in keys:
-        section, _, rest = key.partition(".")
-        subsection, dot, _name = rest.rpartition(".")
+        section, _, rest = key.partition(b".")
+        subsection, dot, _name = rest.rpartition(b".")
         if not dot:
             continue  # `section.name`: no driver named
         section = section.lower()
-        if section == "remote":
+        if section == b"remote":
             remotes[subsection] = None
-        for name, val in DRIVERS.get(section, ()):
-            last[f"{section}.{subsection}.{name}"] = val
+        for name, val in DRIVERS.get(section.decode("ascii", errors="replace"), ()):
+            last[b"%s.%s.%s" % (section, subsection, name.encode())] = val.encode()
     return list(last.items()), list(remotes)
 
 
-def global_config_text(remotes: Iterable[str]) -> str:
-    lines: list[str] = []
+def global_config_text(remotes: Iterable[bytes]) -> bytes:
+    """The first-wins remote keys as a config file, each remote's name quoted byte for byte
+    (inside quotes git takes a backslash's next byte as is; a name with a newline, which no
+    quoting carries, is refused before this)."""
+    lines: list[bytes] = []
     for remote in remotes:
-        quoted = remote.replace("\\", "\\\\").replace('"', '\\"')
-        lines.append(f'[remote "{quoted}"]')
-        lines += [f"\t{key} = {val}" for key, val in REMOTE_FIRST]
-    return "\n".join(lines) + "\n"
+        quoted = remote.replace(b"\\", b"\\\\").replace(b'"', b'\\"')
+        lines.append(b'[remote "%s"]' % quoted)
+        lines += [b"\t%s = %s" % (key.encode(), val.encode()) for key, val in REMOTE_FIRST]
+    return b"\n".join(lines) + b"\n"
 
 
-def _global_file(remotes: Iterable[str]) -> Path:
+def _global_file(remotes: Iterable[bytes]) -> Path:
     """A private file holding the first-wins remote keys (rewritten on every call)."""
     text = global_config_text(remotes)
     folder = _folder()
-    path = folder / f"{hashlib.sha256(text.encode()).hexdigest()[:32]}.gitconfig"
+    path = folder / f"{hashlib.sha256(text).hexdigest()[:32]}.gitconfig"
     fd, scratch = tempfile.mkstemp(dir=folder, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+    with os.fdopen(fd, "wb") as handle:
         handle.write(text)
     # Atomic: a concurrent git reading the same name sees the old or the new, never half.
     os.replace(scratch, path)

@@ -234,9 +234,9 @@ async def steps_list(ctx: ToolContext, args: StepsListInput) -> ToolResult:
             "description": t.description,
             "version": t.version,
             "programs": list(t.programs)
-            or (["(named in the configuration)"] if t.commands_from_params else []),
+            or (["(chosen by its params)"] if t.commands_from_params else []),
             "command_lines": [c.show() for c in t.commands]
-            + (["(a command the configuration names)"] if t.commands_from_params else []),
+            + (["(command lines its params choose)"] if t.commands_from_params else []),
             "config_only": list(t.config_only),
             "hosts": list(t.hosts)
             + (["(named in the configuration)"] if t.hosts_from_params else []),

@@ -1,23 +1,28 @@
 """Git step types: `git-status`, `git-unpushed` and `git-tend`, each over a list of repositories
-(paths or glob patterns such as `~/code/*`). They run the real `git` through the exec gate;
-within a step, up to `MAX_CONCURRENT_REPOS` repositories are looked at at once.
+(paths or glob patterns such as `~/code/*`). What only reads (`git-status` without `fetch`,
+`git-unpushed`) reads through libgit2 (`prixfixe.leash.libgit`) in a worker thread and starts
+no process; what writes (`git-status` with `fetch`, `git-tend`, whose reads stay with git so
+that what it merges is what it looked at) runs the real `git` through the exec gate. Within a
+step, up to `MAX_CONCURRENT_REPOS` repositories are looked at at once.
 
 `git-tend` fetches and fast-forwards the current branch to its upstream (`git merge
 --ff-only`), and only when the work tree is clean and the branch is strictly behind: it never
 creates a merge commit, never rebases, and leaves diverged, dirty or detached repositories
 alone, saying so.
 
-Each step declares the exact git command lines it runs (`STATUS_COMMANDS`, with
-`STATUS_FETCH_COMMANDS` when it fetches; `UNPUSHED_COMMANDS`; `TEND_COMMANDS`), and the exec
+Each step declares the exact git command lines it runs (`git-status` none, or
+`STATUS_FETCH_COMMANDS` when it fetches; `git-unpushed` none; `TEND_COMMANDS`), and the exec
 gate runs git defanged (`prixfixe.leash.git`: no hooks, filters, helpers or other programs a
 repository's config names); the command lines add what git has a flag for. One visible
 consequence: changes inside a submodule's work tree do not make the outer repository dirty
 (`--ignore-submodules=dirty`); a submodule moved to another commit still does. Repositories are
 checked against the file grant before they are globbed or looked at: a pattern's fixed
-leading directory first, then every match, so `repos = ["/etc/*"]` lists nothing outside the
-grant, and a repository outside it fails the step with the file gate's refusal. A step that
-writes (fetching, fast-forwarding) also checks where git will write (the work tree, the git
-directory and the common one, which a `.git` file or `core.worktree` can put elsewhere).
+leading directory first, then every match (patterns expand through `FsGate.glob_dirs`, off
+the event loop: no folder listed twice, entries and depth bounded), so
+`repos = ["/etc/*"]` lists nothing outside the grant, and a repository outside it fails the
+step with the file gate's refusal. A step that writes (fetching, fast-forwarding) also checks
+where git will write (the work tree, the git directory and the common one, which a `.git` file
+or `core.worktree` can put elsewhere).
 """
 
 from __future__ import annotations
@@ -28,13 +33,14 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple, TypeVar
 
 import anyio
+import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
 
 from prixfixe.declarations.hookspecs import hookimpl
 from prixfixe.declarations.steps import PathNeeds, StepContext, StepOutput, StepType
 from prixfixe.errors import StepFailure
-from prixfixe.leash import Completed
-from prixfixe.leash.exec import CommandLine, Slot, read_path, value, write_path
+from prixfixe.leash import Completed, libgit
+from prixfixe.leash.exec import CommandLine, Slot, read_path, write_path
 from prixfixe.words import plural
 
 MAX_CONCURRENT_REPOS = 8
@@ -61,8 +67,6 @@ FETCH: Args = (
 WHERE: Args = (
     "rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir", "--show-toplevel",
 )  # fmt: skip
-UPSTREAM: Args = ("@{upstream}..HEAD",)
-UNPUBLISHED: Args = ("HEAD", "--not", "--remotes")
 MERGE: Args = (
     "merge", "--ff-only", "--quiet", "--no-stat", "--no-verify-signatures", "--no-autostash",
     "@{upstream}",
@@ -70,35 +74,13 @@ MERGE: Args = (
 HEAD: Args = ("rev-parse", "HEAD")
 
 
-def count_args(span: Args) -> Args:
-    return ("rev-list", "--count", *span)
-
-
-def log_args(limit: L, span: Args) -> tuple[str | L, ...]:
-    return (
-        "log", "--no-show-signature", "--no-ext-diff", "--no-textconv", "--max-count", limit,
-        "--format=%h%x1f%s", *span,
-    )  # fmt: skip
-
-
 def _lines(repo: Slot, *args: tuple[str | Slot, ...]) -> tuple[CommandLine, ...]:
     return tuple(CommandLine("git", ("-C", repo, *a)) for a in args)
 
 
 READ, WRITE = read_path("repo"), write_path("repo")
-#: At most `UnpushedParams.limit`'s bound (500) commits: one to three digits.
-LIMIT = value("limit", r"[1-9][0-9]{0,2}")
 #: Every command line each step runs (git-status adds the writing ones only when it fetches).
-STATUS_COMMANDS = _lines(READ, STATUS)
 STATUS_FETCH_COMMANDS = _lines(WRITE, WHERE, FETCH)
-UNPUSHED_COMMANDS = _lines(
-    READ,
-    STATUS,
-    count_args(UPSTREAM),
-    count_args(UNPUBLISHED),
-    log_args(LIMIT, UPSTREAM),
-    log_args(LIMIT, UNPUBLISHED),
-)
 TEND_COMMANDS = (*_lines(READ, STATUS, HEAD), *_lines(WRITE, WHERE, FETCH, MERGE))
 
 
@@ -128,15 +110,15 @@ def expand_repos(ctx: StepContext, patterns: Sequence[str], *, write: bool = Fal
     order; a pattern that matches nothing is listed apart (it names no repository, so it is
     not one that is missing; a plain path that does not exist is). Every path is checked
     against the file grant (for writing when `write`) before it is globbed or looked at; one
-    outside it raises the file gate's refusal."""
+    outside it raises the file gate's refusal. Patterns expand through the file gate
+    (`FsGate.glob_dirs`: no folder listed twice, bounded entries and depth, a match that links
+    outside refused). Blocking: `expand` runs it in a worker thread."""
     out: list[tuple[str, Path]] = []
     unmatched: list[str] = []
     for pattern in patterns:
         path = ctx.path(pattern)
         if globbing.has_magic(str(path)):
-            ctx.fs.check(_fixed_prefix(path), write=write, step=ctx.step)
-            found = sorted(Path(p) for p in globbing.glob(str(path)))
-            matches = [m for m in found if _checked(ctx, m, write).is_dir()]
+            matches = ctx.fs.glob_dirs(path, write=write, step=ctx.step)
             out += [(str(m), m) for m in matches]
             if not matches:
                 unmatched.append(pattern)
@@ -144,6 +126,16 @@ def expand_repos(ctx: StepContext, patterns: Sequence[str], *, write: bool = Fal
             ctx.fs.check(path, write=write, step=ctx.step)
             out.append((pattern, path))
     return Expanded(list(dict.fromkeys(out)), unmatched)
+
+
+async def expand(ctx: StepContext, patterns: Sequence[str], *, write: bool = False) -> Expanded:
+    """`expand_repos` off the event loop, so a slow file system or a huge folder holds up
+    neither other clients nor the step's timeout (which abandons the thread)."""
+
+    def run() -> Expanded:
+        return expand_repos(ctx, patterns, write=write)
+
+    return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
 
 
 #: Beside each git step's repositories: the patterns that named none.
@@ -157,21 +149,6 @@ def _unmatched_line(unmatched: Sequence[str]) -> list[str]:
         return []
     shown = ", ".join(f"`{p}`" for p in unmatched)
     return [f"No directory matches {shown}."]
-
-
-def _fixed_prefix(pattern: Path) -> Path:
-    """The leading directories of a glob pattern that hold no wildcard."""
-    fixed: list[str] = []
-    for part in pattern.parts:
-        if globbing.has_magic(part):
-            break
-        fixed.append(part)
-    return Path(*fixed)
-
-
-def _checked(ctx: StepContext, path: Path, write: bool) -> Path:
-    ctx.fs.check(path, write=write, step=ctx.step)
-    return path
 
 
 async def check_writes(ctx: StepContext, repo: Path) -> None:
@@ -281,6 +258,32 @@ async def probe(ctx: StepContext, path: Path) -> Porcelain | tuple[RepoState, st
     return "error", message
 
 
+async def read_status(path: Path) -> Porcelain | tuple[RepoState, str | None]:
+    """`probe`'s answer read through libgit2 in a worker thread: no git process, nothing the
+    repository names runs. A step's timeout abandons the thread (it cannot be killed)."""
+    try:
+        found = await anyio.to_thread.run_sync(libgit.status, path, abandon_on_cancel=True)
+    except libgit.ReadError as exc:
+        return "error", str(exc)
+    return _porcelain(found)
+
+
+def _porcelain(found: libgit.Found | libgit.Missing) -> Porcelain | tuple[RepoState, None]:
+    if isinstance(found, libgit.Missing):
+        return ("missing" if found.state == "missing" else "not-a-repo"), None
+    return Porcelain(
+        head=found.head,
+        branch=found.branch,
+        upstream=found.upstream,
+        ahead=found.ahead,
+        behind=found.behind,
+        staged=found.staged,
+        unstaged=found.unstaged,
+        untracked=found.untracked,
+        conflicts=found.conflicts,
+    )
+
+
 def _last_line(done: Completed) -> str:
     lines = [ln for ln in done.stderr.strip().splitlines() if ln.strip()]
     return lines[-1].strip() if lines else f"git exited with status {done.returncode}"
@@ -322,7 +325,7 @@ async def git_status(ctx: StepContext, params: StatusParams) -> StepOutput:
         if params.fetch and path.is_dir():
             await check_writes(ctx, path)
             await git(ctx, path, *FETCH)
-        found = await probe(ctx, path)
+        found = await read_status(path)
         base = {"path": str(path), "name": path.name or given}
         if isinstance(found, Porcelain):
             return RepoStatus(
@@ -353,7 +356,7 @@ async def git_status(ctx: StepContext, params: StatusParams) -> StepOutput:
             error=error,
         )
 
-    named, unmatched = expand_repos(ctx, params.repos, write=params.fetch)
+    named, unmatched = await expand(ctx, params.repos, write=params.fetch)
     repos = [r for r in await each(named, one) if isinstance(r, RepoStatus)]
     counts: dict[RepoState, int] = {}
     for r in repos:
@@ -435,52 +438,42 @@ async def git_unpushed(ctx: StepContext, params: UnpushedParams) -> StepOutput:
     async def one(item: tuple[str, Path]) -> RepoUnpushed:
         given, path = item
         base = {"path": str(path), "name": path.name or given}
-        found = await probe(ctx, path)
-        if not isinstance(found, Porcelain):
-            state, error = found
-            assert state in ("missing", "not-a-repo", "error")
-            return RepoUnpushed(
-                **base, status=state, branch=None, upstream=None, count=0, commits=[], error=error
+        try:
+            found, listed = await anyio.to_thread.run_sync(
+                libgit.unpushed, path, params.limit, abandon_on_cancel=True
             )
-        if found.head is None:  # no commits yet: nothing to push
+        except libgit.ReadError as exc:
             return RepoUnpushed(
                 **base,
-                status="ok",
-                branch=found.branch,
-                upstream=found.upstream,
+                status="error",
+                branch=None,
+                upstream=None,
+                count=0,
+                commits=[],
+                error=str(exc),
+            )
+        if isinstance(found, libgit.Missing) or listed is None:
+            gone = isinstance(found, libgit.Missing) and found.state == "missing"
+            return RepoUnpushed(
+                **base,
+                status="missing" if gone else "not-a-repo",
+                branch=None,
+                upstream=None,
                 count=0,
                 commits=[],
                 error=None,
             )
-        span = UPSTREAM if found.upstream else UNPUBLISHED
-        counted = await git(ctx, path, *count_args(span))
-        listed = await git(ctx, path, *log_args(str(params.limit), span))
-        for done in (counted, listed):
-            if done.returncode != 0:
-                return RepoUnpushed(
-                    **base,
-                    status="error",
-                    branch=found.branch,
-                    upstream=found.upstream,
-                    count=0,
-                    commits=[],
-                    error=_last_line(done),
-                )
-        commits = [
-            Commit(sha=sha, subject=subject)
-            for sha, _, subject in (ln.partition("\x1f") for ln in listed.stdout.splitlines() if ln)
-        ]
         return RepoUnpushed(
             **base,
             status="ok",
             branch=found.branch,
             upstream=found.upstream,
-            count=int(counted.stdout.strip() or 0),
-            commits=commits,
+            count=listed.count,
+            commits=[Commit(sha=sha, subject=subject) for sha, subject in listed.commits],
             error=None,
         )
 
-    named, unmatched = expand_repos(ctx, params.repos)
+    named, unmatched = await expand(ctx, params.repos)
     repos = [r for r in await each(named, one) if isinstance(r, RepoUnpushed)]
     total = sum(r.count for r in repos)
     lines = []
@@ -623,7 +616,7 @@ async def git_tend(ctx: StepContext, params: TendParams) -> StepOutput:
             message=f"fast-forwarded {now.behind} commit(s)",
         )
 
-    named, unmatched = expand_repos(ctx, params.repos, write=True)
+    named, unmatched = await expand(ctx, params.repos, write=True)
     repos = [r for r in await each(named, one) if isinstance(r, RepoTended)]
     quiet = {"up-to-date", "ahead", "no-upstream", "fast-forwarded"}
     data = TendData(
@@ -673,7 +666,6 @@ def register_step_types(register: Callable[[StepType], None]) -> None:
             data_model=StatusData,
             version="1.1",
             handler=git_status,
-            commands=STATUS_COMMANDS,
             commands_from_params=_status_commands,
             paths_from_params=_status_paths,
             env=("SSH_AUTH_SOCK",),
@@ -688,7 +680,6 @@ def register_step_types(register: Callable[[StepType], None]) -> None:
             data_model=UnpushedData,
             version="1.1",
             handler=git_unpushed,
-            commands=UNPUSHED_COMMANDS,
             paths_from_params=_read_paths,
         )
     )
