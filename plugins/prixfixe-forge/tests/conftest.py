@@ -68,6 +68,8 @@ def make_app(tmp_path: Path) -> AppFactory:
         return App.build(
             env={
                 "PRIXFIXE_HOME": str(tmp_path / "home"),
+                # Named, so it loads: a folder's own prixfixe.toml is read only once trusted.
+                "PRIXFIXE_CONFIG": str(tmp_path / "prixfixe.toml"),
                 "PRIXFIXE_LOAD_PLUGINS": "forge",
                 TOKEN_ENV: TOKEN,
                 **(env or {}),

@@ -48,6 +48,8 @@ def make_app(tmp_path: Path) -> AppFactory:
         (tmp_path / "prixfixe.toml").write_text(config, encoding="utf-8")
         env = {
             "PRIXFIXE_HOME": str(tmp_path / "home"),
+            # Named, so it loads: a folder's own prixfixe.toml is read only once trusted.
+            "PRIXFIXE_CONFIG": str(tmp_path / "prixfixe.toml"),
             "PRIXFIXE_LOAD_PLUGINS": plugins,
             "PATH": os.environ.get("PATH", "") if path is None else path,
         }
