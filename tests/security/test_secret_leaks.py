@@ -31,7 +31,9 @@ import pytest
 from mcp import Client
 from mcp.client._memory import InMemoryTransport
 from mcp.shared.message import SessionMessage
+from pydantic import BaseModel, ConfigDict
 
+from prixfixe import Tool, ToolContext, hookimpl
 from prixfixe.app import App
 from prixfixe.config import validate_config
 from prixfixe.errors import ConfigError, RoutineError
@@ -1083,3 +1085,80 @@ def test_a_short_value_is_masked_only_unbroken() -> None:
     assert redactor.redact(f"a {short} b") == f"a {MASK} b"
     for brk in ("\n", " ", "\\n"):
         assert redactor.redact(f"a k9{brk}Zq b") == f"a k9{brk}Zq b"
+
+
+# -- prixfixe's own results: every block and field, binary data whole or withheld ------------
+
+
+class _BlocksPlugin:
+    """A plugin tool whose result holds a credential in every kind of block and field."""
+
+    __name__ = "leaky_blocks"
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    @hookimpl
+    def register_tools(self, register: Any) -> None:
+        value = self.value
+        encoded = base64.b64encode(b"\x89PNG\r\n" + value.encode() + b"\0tail").decode()
+        clean = base64.b64encode(b"\x89PNG\r\nno secret here").decode()
+
+        async def handler(ctx: ToolContext, args: _Empty) -> types.CallToolResult:
+            return types.CallToolResult(
+                content=[
+                    types.TextContent(type="text", text=f"token {value}"),
+                    types.ImageContent(type="image", data=encoded, mime_type="image/png"),
+                    types.ImageContent(type="image", data=clean, mime_type="image/png"),
+                    types.ResourceLink(
+                        type="resource_link",
+                        uri=f"https://files.test/x?token={urllib.parse.quote(value)}",
+                        name="link",
+                    ),
+                    types.EmbeddedResource(
+                        type="resource",
+                        resource=types.BlobResourceContents(
+                            uri="file:///blob", blob=encoded, mime_type="application/octet-stream"
+                        ),
+                    ),
+                ],
+                _meta={"debug": value, value: "as a key"},
+            )
+
+        register(
+            Tool(
+                name="leaky_blocks",
+                title="Leaky blocks",
+                description="Returns a credential in every block.",
+                facet="leaky",
+                input_model=_Empty,
+                handler=handler,
+                mutates=False,
+            )
+        )
+
+
+class _Empty(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+@pytest.mark.anyio
+async def test_a_plugin_tools_result_holds_no_credential_in_any_block_or_field(
+    make_app: AppFactory,
+) -> None:
+    redaction.REDACTOR.add(Secret(ENV_VALUE, "env PF_LEAK_ENV"))
+    app = make_app(plugins=[_BlocksPlugin(ENV_VALUE)])
+    async with Client(build_server(app), mode="legacy") as client:
+        result = await client.call_tool("tool_invoke", {"name": "leaky_blocks", "arguments": {}})
+    wire = result.model_dump_json(by_alias=True)
+    payloads = re.findall(r'"(?:data|blob)":"([A-Za-z0-9+/=]+)"', wire)
+    decoded = b"".join(base64.b64decode(p) for p in payloads)
+    for form in (ENV_VALUE, urllib.parse.quote(ENV_VALUE), json.dumps(ENV_VALUE)[1:-1]):
+        assert form not in wire
+    assert ENV_VALUE.encode() not in decoded
+    kinds = [block.type for block in result.content]
+    # The image and the blob holding it are withheld whole; the clean image arrives unchanged.
+    assert kinds == ["text", "text", "image", "resource_link", "resource"]
+    assert result.content[1].text == WITHHELD.format(kind="image")  # type: ignore[union-attr]
+    assert base64.b64decode(result.content[2].data).endswith(b"no secret here")  # type: ignore[union-attr]
+    assert MASK in result.content[3].uri  # type: ignore[union-attr]

@@ -12,37 +12,19 @@ from pydantic import BaseModel
 
 from prixfixe.declarations.content import CONTENT_TYPES, to_wire
 from prixfixe.declarations.tool import RegisteredTool, ToolResult
+from prixfixe.leash.masking import mask_json
 from prixfixe.leash.redact import REDACTOR
 
 
 def redact_result(result: types.CallToolResult) -> types.CallToolResult:
-    """`result` with every registered secret value masked in its text (text blocks, embedded
-    text resources, resource links) and structured content; images and audio are left whole."""
+    """`result` with every registered secret value masked everywhere in it (`mask_json`): text
+    blocks, embedded resources, resource links (their URIs too), `_meta` and structured
+    content; an image, audio or blob whose bytes hold a value is withheld whole."""
     if not REDACTOR.active:
         return result
-    content = [_redact_block(block) for block in result.content]
-    structured = REDACTOR.redact_data(result.structured_content)
-    return result.model_copy(update={"content": content, "structured_content": structured})
-
-
-def _redact_block(block: types.ContentBlock) -> types.ContentBlock:
-    redact = REDACTOR.redact
-    if isinstance(block, types.TextContent):
-        return block.model_copy(update={"text": redact(block.text)})
-    if isinstance(block, types.EmbeddedResource) and isinstance(
-        block.resource, types.TextResourceContents
-    ):
-        resource = block.resource.model_copy(update={"text": redact(block.resource.text)})
-        return block.model_copy(update={"resource": resource})
-    if isinstance(block, types.ResourceLink):
-        return block.model_copy(
-            update={
-                "name": redact(block.name),
-                "title": block.title and redact(block.title),
-                "description": block.description and redact(block.description),
-            }
-        )
-    return block
+    wire = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+    masked = mask_json(wire)
+    return result if masked == wire else types.CallToolResult.model_validate(masked)
 
 
 def tool_output(
