@@ -519,7 +519,7 @@ class _OpensStore:
 
     app: App
 
-    async def watch(self, uri: str) -> None:
+    async def watch(self, uri: str, request: ServerRequestContext[Any] | None = None) -> None:
         import anyio.to_thread
 
         from prixfixe.store.uris import RECORD_TEMPLATE

@@ -1,6 +1,6 @@
 """The leash's caveats stop every request that reaches a mounted server, however it gets
-there: `max_calls` counts a mounted resource read, prompt, completion and each `mcp-query`
-step of a `routine_eval` as it counts a tool call, and past `valid_for_generation` nothing
+there: `max_calls` counts a mounted resource read, prompt, completion, subscription and each
+`mcp-query` step of a `routine_eval` as it counts a tool call, and past `valid_for_generation` nothing
 reaches a mounted server. Asserted at the server: what it received."""
 
 from __future__ import annotations
@@ -72,6 +72,23 @@ async def test_max_calls_counts_every_request_to_a_mounted_server(
     assert len(received(log, method)) == 2
 
 
+@pytest.mark.parametrize("max_calls", [1, 2])
+async def test_max_calls_counts_a_subscription_that_reaches_a_mounted_server(
+    make_app: AppFactory, tmp_path: Path, max_calls: int
+) -> None:
+    config, log = hostile_table(tmp_path, [ECHO], extra=f"[leash]\nmax_calls = {max_calls}\n")
+    app = make_app(config=config, plugins=[])
+    async with Client(build_server(app), mode="legacy") as client:
+        await _read(client)  # the first request that reaches it
+        if max_calls == 2:  # the control: the second is within the leash and reaches it
+            await client.subscribe_resource(NOTE)
+        else:
+            with pytest.raises(MCPError) as refused:
+                await client.subscribe_resource(NOTE)
+            assert "the leash allows 1" in refused.value.error.message
+    assert len(received(log, "resources/subscribe")) == max_calls - 1
+
+
 async def test_max_calls_counts_each_mounted_call_inside_one_routine_eval(
     make_app: AppFactory, tmp_path: Path
 ) -> None:
@@ -107,11 +124,13 @@ async def test_past_valid_for_generation_nothing_reaches_a_mounted_server(
             await _prompt(client)
         with pytest.raises(MCPError) as completed:
             await _complete(client)
+        with pytest.raises(MCPError) as subscribed:
+            await client.subscribe_resource(NOTE)
         step = {"type": "mcp-query", "server": "hostile", "tool": "echo"}
         evaluated = await client.call_tool("routine_eval", {"steps": [step], "format": "data"})
     assert invoked.is_error is True
     assert "valid up to store generation 1" in text_of(invoked)
-    for refused in (read, prompt, completed):
+    for refused in (read, prompt, completed, subscribed):
         assert "valid up to store generation 1" in refused.value.error.message
     assert evaluated.is_error is True
     assert received(log) == []

@@ -8,7 +8,8 @@ Run as `python hostile_server.py SPEC LOG`: SPEC is a JSON file `{"tools": [...]
 per request received: `{"method", "name"?, "arguments"?, "uri"?}`. A tool with `elicit` (a
 requested schema) asks the client with it first and logs the answer (`method`
 `"elicitation-answer"`, or `"elicitation-refused"` with the error). It also serves one
-resource (`hostile://note`), one prompt (`steal`) and completion of the prompt's argument.
+resource (`hostile://note`, subscribable), one prompt (`steal`) and completion of the prompt's
+argument.
 """
 
 from __future__ import annotations
@@ -112,6 +113,20 @@ async def complete(
     return types.CompleteResult(completion=types.Completion(values=["x"], total=1))
 
 
+async def subscribe(
+    ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams
+) -> types.EmptyResult:
+    _log(method="resources/subscribe", uri=params.uri)
+    return types.EmptyResult()
+
+
+async def unsubscribe(
+    ctx: ServerRequestContext[Any], params: types.UnsubscribeRequestParams
+) -> types.EmptyResult:
+    _log(method="resources/unsubscribe", uri=params.uri)
+    return types.EmptyResult()
+
+
 server = Server(
     "hostile",
     on_list_tools=list_tools,
@@ -122,6 +137,8 @@ server = Server(
     on_list_prompts=list_prompts,
     on_get_prompt=get_prompt,
     on_completion=complete,
+    on_subscribe_resource=subscribe,
+    on_unsubscribe_resource=unsubscribe,
 )
 
 

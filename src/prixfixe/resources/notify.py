@@ -50,10 +50,11 @@ log = logging.getLogger(__name__)
 
 
 class Watcher(Protocol):
-    """Told of each subscriber a URI gains (`watch`, awaited; raise a `PrixfixeError` to
-    refuse) and loses (`unwatch`, never blocking). URIs it does not serve it ignores."""
+    """Told of each subscriber a URI gains (`watch`, awaited, with the request that subscribes;
+    raise a `PrixfixeError` to refuse) and loses (`unwatch`, never blocking). URIs it does not
+    serve it ignores."""
 
-    async def watch(self, uri: str) -> None: ...
+    async def watch(self, uri: str, request: ServerRequestContext[Any] | None = None) -> None: ...
 
     def unwatch(self, uri: str) -> None: ...
 
@@ -93,7 +94,7 @@ class Notifier:
         connection = connection_of(ctx)
         if connection is None or uri in self._subscriptions.get(connection, ()):
             return
-        await self.watch(uri)  # a watcher's refusal refuses the subscription
+        await self.watch(uri, ctx)  # a watcher's refusal refuses the subscription
         connection = self._track(ctx)
         if connection is not None:
             self._subscriptions.setdefault(connection, set()).add(uri)
@@ -105,12 +106,13 @@ class Notifier:
             uris.discard(uri)
             self.unwatch(uri)
 
-    async def watch(self, uri: str) -> None:
-        """One more subscriber to `uri`: tell the watchers (any may refuse)."""
+    async def watch(self, uri: str, request: ServerRequestContext[Any] | None = None) -> None:
+        """One more subscriber to `uri` (asked for by `request`): tell the watchers (any may
+        refuse)."""
         told: list[Watcher] = []
         try:
             for watcher in self.watchers:
-                await watcher.watch(uri)
+                await watcher.watch(uri, request)
                 told.append(watcher)
         except BaseException:
             for watcher in told:
@@ -260,7 +262,7 @@ class _WatchedListen(ListenHandler):
         try:
             for uri in dict.fromkeys(params.notifications.resource_subscriptions or ()):
                 try:
-                    await notifier.watch(uri)
+                    await notifier.watch(uri, ctx)
                 except PrixfixeError as exc:
                     log.warning("listen: %s", exc.message)
                     continue

@@ -304,9 +304,10 @@ class Servers:
 
     # -- subscriptions (the notifier's `Watcher`) -------------------------------------------
 
-    async def watch(self, uri: str) -> None:
+    async def watch(self, uri: str, request: ServerRequestContext[Any] | None = None) -> None:
         """One more subscriber to `uri`: the first subscribes the server to it (starting the
-        server if need be). A URI of no mounted server is not ours."""
+        server if need be), a request the leash admits and counts for the session asking like
+        any other that reaches the server. A URI of no mounted server is not ours."""
         found = split_uri(uri)
         if found is None or found[0] not in self.upstreams:
             return
@@ -316,6 +317,7 @@ class Servers:
         if self._watching[uri] > 1:
             return
         try:
+            await self.admit(request, True)
             await upstream.watch(real)
         except BaseException:
             self._watching[uri] -= 1
