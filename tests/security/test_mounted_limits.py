@@ -1,7 +1,8 @@
 """The leash's caveats stop every request that reaches a mounted server, however it gets
 there: `max_calls` counts a mounted resource read, prompt, completion, subscription and each
 `mcp-query` step of a `routine_eval` as it counts a tool call, and past
-`valid_for_generation` nothing reaches a mounted server. Asserted at the server: what it received."""
+`valid_for_generation` nothing reaches a mounted server. Asserted at the server: what it
+received."""
 
 from __future__ import annotations
 
