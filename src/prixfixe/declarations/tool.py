@@ -102,6 +102,9 @@ class Tool:
     #: More words `tool_search` ranks it by, read from the registry whenever it changes: a tool
     #: that runs step types is found by what those step types do.
     search_words: Callable[[Any], Sequence[str]] | None = field(default=None, compare=False)
+    #: What the tool's provider says of itself (a mounted server's description and
+    #: instructions): `tool_search` ranks by it too, at a low weight.
+    about: str = ""
     owner: str = field(default="", compare=False)
     input_schema: Mapping[str, Any] | None = field(default=None, compare=False)
     output_schema: Mapping[str, Any] | None = field(default=None, compare=False)

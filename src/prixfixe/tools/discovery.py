@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import mcp_types as types
 from pydantic import BaseModel, ConfigDict, Field
@@ -22,11 +22,15 @@ if TYPE_CHECKING:
 TRIO = frozenset({"tool_search", "tool_describe", "tool_invoke"})
 
 
+#: One phrasing of a search.
+Phrase = Annotated[str, Field(min_length=1, max_length=1000)]
+
+
 class SearchInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    query: str = Field(
-        description="What you want to do, in a few words.", min_length=1, max_length=1000
+    query: Phrase | list[Phrase] = Field(
+        description="What you want to do, in a few words; or a list of phrasings, fused."
     )
     limit: int = Field(default=5, ge=1, le=50, description="Most results to return.")
     facet: str | None = Field(default=None, description="Only search this facet.")
@@ -81,8 +85,11 @@ class InvokeInput(BaseModel):
     )
 
 
-def search_data(host: Host, query: str, limit: int = 5, facet: str | None = None) -> SearchOutput:
-    """The ranked tools for `query`, as data (what `prixfixe tools search --json` prints)."""
+def search_data(
+    host: Host, query: str | list[str], limit: int = 5, facet: str | None = None
+) -> SearchOutput:
+    """The ranked tools for `query` (several phrasings: fused), as data (what `prixfixe tools
+    search --json` prints)."""
     outcome = host.finder.find(query, limit=limit, facet=facet)
     matches = [
         SearchMatch(
@@ -95,26 +102,41 @@ def search_data(host: Host, query: str, limit: int = 5, facet: str | None = None
         )
         for f in outcome.found
     ]
-    return SearchOutput(query=query, good_match=outcome.good_match, results=matches)
+    return SearchOutput(query=outcome.query, good_match=outcome.good_match, results=matches)
+
+
+#: The most characters of a tool's summary a search result line shows.
+SUMMARY_CHARS = 100
 
 
 def search_text(data: SearchOutput, listed: Callable[[str], bool]) -> str:
-    """What the model reads of a search: one line a tool, strong fits only when there are any
-    (near misses only when nothing fits), and no schema."""
+    """What the model reads of a search: one short line a tool, every hit in rank order (a
+    right tool ranked second is a hit the model can use, never hidden as a near miss), and
+    no schema. The head says "Matches" only when the first hit is a confident one; then each
+    hit the ranker is unsure of is marked `weak`; otherwise the head says nothing fits well."""
     if not data.results:
         return f"No tool fits {data.query!r}. Try other words for the same task."
-    strong = [m for m in data.results if not m.weak] if data.good_match else []
-    shown = strong or data.results
     head = (
-        f"Best for {data.query!r}:"
+        f"Matches for {data.query!r}:"
         if data.good_match
         else f"No good match for {data.query!r}; nearest:"
     )
     lines = [head]
-    for m in shown:
-        notes = [n for n, on in (("listed", listed(m.facet)), ("mutates", m.mutates)) if on]
+    for m in data.results:
+        notes = [
+            n
+            for n, on in (
+                ("weak", data.good_match and m.weak),
+                ("listed", listed(m.facet)),
+                ("mutates", m.mutates),
+            )
+            if on
+        ]
         shown_notes = f" ({', '.join(notes)})" if notes else ""
-        lines.append(f"- {m.name}{shown_notes}: {m.summary}")
+        summary = m.summary
+        if len(summary) > SUMMARY_CHARS:
+            summary = summary[: SUMMARY_CHARS - 3].rstrip() + "..."
+        lines.append(f"- {m.name}{shown_notes}: {summary}")
     return "\n".join(lines)
 
 
