@@ -394,17 +394,30 @@ class App:
 
     def instructions(self) -> str:
         """What a client is told once, when a session starts: how to reach every tool, the
-        facets, and the day it is then (a session that outlives the day keeps this text)."""
+        facets, a table of contents (each reachable facet and mounted server in one line), and
+        the day it is then (a session that outlives the day keeps this text)."""
         from prixfixe.dates import WEEKDAY_NAMES
+        from prixfixe.tools.discovery import contents_lines
 
         clock = self.routines.clock
         now = clock.now()
-        return (
-            "Call the listed tools directly. Many more are not listed: find one with "
-            "tool_search(query), learn its arguments with tool_describe(name), call it with "
-            "tool_invoke(name, arguments). "
-            f"Facets: {self.exposure.describe()}. "
-            f"Today (at connection): {WEEKDAY_NAMES[now.weekday()]} {now.date()}, {clock.name}."
+        servers: dict[str, str | None] = {}
+        for name, server in self.config.model.servers.items():
+            if server.enabled:
+                lists = self.servers.lists(name)
+                servers[name] = None if lists is None else lists.about
+        contents = contents_lines(self.registry, self.exposure, servers)
+        return "\n".join(
+            [
+                "Call the listed tools directly. Many more are not listed: find one with "
+                "tool_search(query), learn its arguments with tool_describe(name), call it "
+                "with tool_invoke(name, arguments). "
+                f"Facets: {self.exposure.describe()}. "
+                f"Today (at connection): {WEEKDAY_NAMES[now.weekday()]} {now.date()}, "
+                f"{clock.name}.",
+                "What exists (facet: its tools):",
+                *contents,
+            ]
         )
 
     # -- reaching a tool ------------------------------------------------------------------

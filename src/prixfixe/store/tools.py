@@ -343,7 +343,6 @@ def register_tools(register: Callable[[Tool], None]) -> None:
                 "create",
                 "update",
                 "add",
-                "remember",
                 "record",
                 "remind",
                 "reminder",

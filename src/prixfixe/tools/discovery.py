@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Annotated, Any
 
 import mcp_types as types
@@ -17,6 +18,8 @@ from prixfixe.errors import ToolRefusedError
 from prixfixe.schema import shape_text
 
 if TYPE_CHECKING:
+    from prixfixe.core.facets import Exposure
+    from prixfixe.core.registry import Registry
     from prixfixe.declarations.host import Host
 
 TRIO = frozenset({"tool_search", "tool_describe", "tool_invoke"})
@@ -83,6 +86,45 @@ class InvokeInput(BaseModel):
     arguments: dict[str, Any] = Field(
         default_factory=dict, description="As tool_describe shows them."
     )
+
+
+#: How many of a facet's tool names its line in the instructions shows.
+CONTENTS_NAMES = 4
+
+
+def contents_lines(
+    registry: Registry, exposure: Exposure, servers: Mapping[str, str | None]
+) -> list[str]:
+    """The table of contents the instructions carry: one line for each facet this server can
+    reach (listed or not, how many tools, its first tool names) and each mounted server
+    (`servers`: name to what it says of itself, or None when its tools are not read yet), so
+    a model knows what exists before it searches. Denied facets are left out."""
+    lines: list[str] = []
+    facets = registry.facets()
+    for facet in [*facets, *(s for s in servers if s not in facets)]:
+        if not exposure.reachable(facet):
+            continue
+        tools = facets.get(facet, [])
+        kind = ["listed"] if exposure.listed(facet) else []
+        if facet in servers:
+            kind.insert(0, "mounted server")
+        if not tools:
+            lines.append(f"- {facet} ({', '.join([*kind, 'tools not read yet'])})")
+            continue
+        names = [e.name.removeprefix(f"{facet}.") for e in tools]
+        shown = ", ".join(names[:CONTENTS_NAMES]) + (", ..." if len(names) > CONTENTS_NAMES else "")
+        about = servers.get(facet)
+        said = f" {_first_sentence(about)}" if about else ""
+        count = f"{len(names)} tool" + ("" if len(names) == 1 else "s")
+        lines.append(f"- {facet} ({', '.join([*kind, count])}):{said} {shown}")
+    return lines
+
+
+def _first_sentence(text: str) -> str:
+    first = " ".join(text.split())
+    sentence = re.split(r"(?<=[.!?:])\s", first, maxsplit=1)[0]
+    sentence = sentence if len(sentence) <= 100 else sentence[:97].rstrip() + "..."
+    return sentence if sentence.endswith((".", "!", "?", ":")) else sentence + "."
 
 
 def search_data(
