@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 #: (`App.list_tools_json`, output schemas included) may cost. Tests pin both; raising either is
 #: a design change.
 DEFAULT_TOOL_BUDGET = 7
-DEFAULT_TOKEN_BUDGET = 1200
+DEFAULT_TOKEN_BUDGET = 700
 #: MCP log levels, least severe first (RFC 5424 order).
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 

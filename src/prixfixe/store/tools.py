@@ -146,7 +146,7 @@ class QueryInput(BaseModel):
     )
     order_by: str | None = Field(default=None, description="Field; -field descending. Default id.")
     limit: int = Field(default=50, ge=1, le=MAX_LIMIT)
-    cursor: str | None = Field(default=None, description="next_cursor of the previous page.")
+    cursor: str | None = Field(default=None, description="A page's next_cursor.")
     include_closed: bool = False
 
 
@@ -414,7 +414,7 @@ def register_tools(register: Callable[[Tool], None]) -> None:
         Tool(
             name="store_close",
             title="Close a record",
-            description="Close a record (done, cancelled); it is kept, with its history.",
+            description="Close a record (done, cancelled), keeping its history.",
             input_model=CloseInput,
             output_model=WrittenOutput,
             handler=store_close,

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Annotated, Any
 
 import mcp_types as types
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from prixfixe.curation import CuratedEntry, curator_for
 from prixfixe.curation.calls import call_text, example_arguments
@@ -27,15 +27,20 @@ TRIO = frozenset({"tool_search", "tool_describe", "tool_invoke"})
 
 #: One phrasing of a search.
 Phrase = Annotated[str, Field(min_length=1, max_length=1000)]
+#: One phrasing or several; advertised as one short schema (a string, or strings).
+Phrases = Annotated[
+    Phrase | list[Phrase],
+    WithJsonSchema({"type": ["string", "array"], "items": {"type": "string"}}),
+]
 
 
 class SearchInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    query: Phrase | list[Phrase] = Field(
-        description="What you want to do, in a few words; or a list of phrasings, fused."
+    query: Phrases = Field(
+        description="The task in a few words, or a list of phrasings."
     )
-    limit: int = Field(default=5, ge=1, le=50, description="Most results to return.")
+    limit: int = Field(default=5, ge=1, le=50)
     facet: str | None = Field(default=None, description="Only search this facet.")
 
 
@@ -266,7 +271,7 @@ def register_tools(register: Callable[[Tool], None]) -> None:
         Tool(
             name="tool_describe",
             title="Describe a tool",
-            description="A tool's arguments, what it returns, and how to call it.",
+            description="A tool's arguments, result and how to call it.",
             input_model=DescribeInput,
             handler=tool_describe,
             mutates=False,
@@ -281,7 +286,7 @@ def register_tools(register: Callable[[Tool], None]) -> None:
         Tool(
             name="tool_invoke",
             title="Invoke a tool",
-            description="Call any tool by name, listed or not; returns that tool's result.",
+            description="Call any tool by name, listed or not.",
             input_model=InvokeInput,
             handler=tool_invoke,
             mutates=True,
