@@ -197,7 +197,8 @@ class RegisteredTool:
     def wire(self) -> types.Tool:
         """The `tools/list` entry, built once so listings stay byte-identical.
 
-        It carries no `outputSchema`: MCP allows `structuredContent` without one (a client
+        prixfixe's own tools (not a mounted server's, passed on as that server lists them)
+        carry no `title` and no `outputSchema`: MCP allows `structuredContent` without one (a client
         validates structured results only against a declared schema), and every listed
         schema is read by the model at the start of every session. The output schema stays
         the tool's contract: results still carry `structuredContent` that conforms to it,
@@ -213,8 +214,11 @@ class RegisteredTool:
                 hints = None
         return types.Tool(
             name=self.tool.name,
+            # A title is for display (MCP); a client shows the name without one.
+            title=None if own else self.tool.title,
             description=self.tool.description,
             input_schema=listed_schema,
+            output_schema=None if own else self.output_schema,
             annotations=hints,
             _meta={"anthropic/alwaysLoad": True} if self.tool.always_load else None,
         )

@@ -381,7 +381,7 @@ def register_tools(register: Callable[[Tool], None]) -> None:
         Tool(
             name="store_query",
             title="Query records",
-            description="List records of a kind, filtered and sorted, a page at a time.",
+            description="List records of a kind, filtered, sorted and paged.",
             input_model=QueryInput,
             output_model=QueryOutput,
             handler=store_query,

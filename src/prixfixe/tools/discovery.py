@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Annotated, Any
 
 import mcp_types as types
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
 
 from prixfixe.curation import CuratedEntry, curator_for
 from prixfixe.curation.calls import call_text, example_arguments
@@ -25,11 +25,26 @@ if TYPE_CHECKING:
 TRIO = frozenset({"tool_search", "tool_describe", "tool_invoke"})
 
 
-#: One phrasing of a search.
-Phrase = Annotated[str, Field(min_length=1, max_length=1000)]
-#: One phrasing or several; advertised as one short schema (a string, or strings).
+#: The longest phrasing, and the most phrasings, one search takes.
+MAX_PHRASE = 1000
+MAX_PHRASES = 10
+
+
+def _check_phrases(query: str | list[str]) -> str | list[str]:
+    phrasings = [query] if isinstance(query, str) else query
+    if not 1 <= len(phrasings) <= MAX_PHRASES:
+        raise ValueError(f"give one phrasing, or a list of 1 to {MAX_PHRASES}")
+    for phrasing in phrasings:
+        if not 1 <= len(phrasing) <= MAX_PHRASE:
+            raise ValueError(f"each phrasing is 1 to {MAX_PHRASE} characters")
+    return query
+
+
+#: One phrasing or several; advertised as one short schema (a string, or strings), checked
+#: here (a union's own constraints would name its branches, not `query`, in an error).
 Phrases = Annotated[
-    Phrase | list[Phrase],
+    str | list[str],
+    AfterValidator(_check_phrases),
     WithJsonSchema({"type": ["string", "array"], "items": {"type": "string"}}),
 ]
 
@@ -256,7 +271,7 @@ def register_tools(register: Callable[[Tool], None]) -> None:
         Tool(
             name="tool_search",
             title="Search tools",
-            description="Find tools for a task, listed or not; says so when nothing fits.",
+            description="Find tools for a task, listed or not.",
             input_model=SearchInput,
             handler=tool_search,
             mutates=False,
