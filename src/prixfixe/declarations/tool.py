@@ -206,8 +206,8 @@ class RegisteredTool:
         """
         own = self.tool.input_schema is None  # a mounted server's tool is passed on as it is
         listed_schema = _listed(self.input_schema) if own else self.input_schema
-        hints = self.annotations
-        if own and hints.read_only_hint is False:
+        hints: types.ToolAnnotations | None = self.annotations
+        if own and hints is not None and hints.read_only_hint is False:
             # MCP's default: a tool may write. Said once in `tool_describe`, not in every listing.
             hints = hints.model_copy(update={"read_only_hint": None})
             if hints == types.ToolAnnotations():

@@ -3,8 +3,9 @@
 so an agent that asks to "search the knowledge base" finds it first); add, update and remove a
 document; create and remove a collection.
 
-Reading documents earns no tool: collections and documents are resources. Each tool writes through `ingest`'s one write API in a worker thread, in one store
-transaction, then tells subscribers with `changes.announce`; a write that changed nothing
+Reading documents earns no tool: collections and documents are resources. Each writing tool
+writes through `ingest`'s one write API in a worker thread, in one store transaction, then
+tells subscribers with `changes.announce`; a write that changed nothing
 announces nothing. Removing a collection that holds documents needs their count as a
 confirmation, so a collection that grew since the caller looked is not removed unseen.
 """
@@ -24,8 +25,6 @@ from prixfixe.errors import KnowledgeError
 from prixfixe.knowledge import catalog, changes, vectors
 from prixfixe.knowledge.backend import KnowledgeTables, tables_of
 from prixfixe.knowledge.chunking import Format
-from prixfixe.knowledge.search import Found, find
-from prixfixe.knowledge.step import KbSearchData, KbSearchParams, data_of, markdown_of
 from prixfixe.knowledge.ingest import (
     FORMATS,
     MAX_DOCUMENT_BYTES,
@@ -37,6 +36,8 @@ from prixfixe.knowledge.ingest import (
     remove_collection,
     remove_document,
 )
+from prixfixe.knowledge.search import Found, find
+from prixfixe.knowledge.step import KbSearchData, KbSearchParams, data_of, markdown_of
 from prixfixe.store.faults import MAX_SQLITE_INT
 
 FACET = "knowledge"

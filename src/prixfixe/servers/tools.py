@@ -82,6 +82,5 @@ def mounted_tools(
     by_real = {t.name: t for t in tools}
     names = mounted_names(server, by_real)
     return [
-        mounted_tool(server, name, by_real[real], call, keep, about)
-        for name, real in names.items()
+        mounted_tool(server, name, by_real[real], call, keep, about) for name, real in names.items()
     ]

@@ -52,9 +52,7 @@ Phrases = Annotated[
 class SearchInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    query: Phrases = Field(
-        description="The task in a few words, or a list of phrasings."
-    )
+    query: Phrases = Field(description="The task in a few words, or a list of phrasings.")
     limit: int = Field(default=5, ge=1, le=50)
     facet: str | None = Field(default=None, description="Only search this facet.")
 
