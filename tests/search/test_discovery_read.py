@@ -99,7 +99,8 @@ async def test_several_phrasings_are_fused_by_each_tools_best_confidence(
     )
     # Each phrasing's sure answer is a sure answer of the fused search, whatever the other
     # phrasing matched; the head names both phrasings.
-    assert one.sure[:1] == ["weather.forecast"] and other.sure[:1] == ["kb_search"]
+    assert one.sure[:1] == ["weather.forecast"]
+    assert other.sure[:1] == ["kb_search"]
     assert {"weather.forecast", "kb_search"} <= set(both.sure)
     assert both.good_match is True
     assert "temperature forecast for a city | search the knowledge base" in both.text
@@ -151,8 +152,10 @@ async def test_the_instructions_list_each_facet_and_mounted_server_in_one_line(
 ) -> None:
     from tests.servers.conftest import fixture_table
 
-    config = fixture_table("fix") + '[servers.later]\ncommand = "true"\n' + (
-        '[mcp]\ndeny = ["inspect"]\n'
+    config = (
+        fixture_table("fix")
+        + '[servers.later]\ncommand = "true"\n'
+        + ('[mcp]\ndeny = ["inspect"]\n')
     )
     app = make_app(config=config)
     async with app.serving():
@@ -180,7 +183,8 @@ async def test_a_mounted_servers_own_words_reach_its_tools_also_from_its_kept_ca
 
     first = make_app(config=fixture_table("fix"))
     found = await _search(first, {"query": "household bookkeeping ledger"})
-    assert found.names and all(n.startswith("fix.") for n in found.names), found.text
+    assert found.names, found.text
+    assert all(n.startswith("fix.") for n in found.names), found.text
     # A later start reads the kept catalogue (no process yet): the words are there too.
     again = make_app(config=fixture_table("fix"))
     assert again.servers.lists("fix") is not None
