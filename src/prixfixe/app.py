@@ -53,8 +53,9 @@ if TYPE_CHECKING:
     from prixfixe.tools.finder import Finder
 
 #: The most tools a default `tools/list` may hold, and the most cl100k tokens its compact JSON
-#: (`App.list_tools_json`, output schemas included) may cost. Tests pin both; raising either is
-#: a design change.
+#: (`App.list_tools_json`, as a client receives it; prixfixe's own tools list no output
+#: schema, see `RegisteredTool.wire`) may cost. Tests pin both; raising either is a design
+#: change.
 DEFAULT_TOOL_BUDGET = 7
 DEFAULT_TOKEN_BUDGET = 700
 #: MCP log levels, least severe first (RFC 5424 order).
