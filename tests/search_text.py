@@ -10,8 +10,15 @@ from typing import Any
 class Searched:
     good_match: bool
     names: list[str]
-    notes: dict[str, list[str]]  # name -> ("listed", "mutates")
+    notes: dict[str, list[str]]  # name -> ("weak", "listed", "mutates")
     text: str
+
+    @property
+    def sure(self) -> list[str]:
+        """The hits the result calls confident (none when it says nothing fits well)."""
+        if not self.good_match:
+            return []
+        return [n for n in self.names if "weak" not in self.notes[n]]
 
 
 def searched(result: Any) -> Searched:
@@ -29,4 +36,6 @@ def searched(result: Any) -> Searched:
         name, _, rest = label.partition(" (")
         names.append(name)
         notes[name] = rest.rstrip(")").split(", ") if rest else []
-    return Searched(head.startswith("Best for"), names, notes, text)
+    good = head.startswith("Matches for")
+    assert good or head.startswith(("No good match for", "No tool fits")), head
+    return Searched(good, names, notes, text)

@@ -25,8 +25,8 @@ async def _listing(app_server: object, mode: str) -> str:
     return json.dumps(tools, sort_keys=True)
 
 
-def test_the_budget_is_seven_tools_and_1200_tokens() -> None:
-    assert (DEFAULT_TOOL_BUDGET, DEFAULT_TOKEN_BUDGET) == (7, 1200)
+def test_the_budget_is_seven_tools_and_700_tokens() -> None:
+    assert (DEFAULT_TOOL_BUDGET, DEFAULT_TOKEN_BUDGET) == (7, 700)
 
 
 async def test_default_listing_with_every_builtin_plugin_fits_the_budget(

@@ -55,10 +55,11 @@ if TYPE_CHECKING:
     from prixfixe.tools.finder import Finder
 
 #: The most tools a default `tools/list` may hold, and the most cl100k tokens its compact JSON
-#: (`App.list_tools_json`, output schemas included) may cost. Tests pin both; raising either is
-#: a design change.
+#: (`App.list_tools_json`, as a client receives it; prixfixe's own tools list no output
+#: schema, see `RegisteredTool.wire`) may cost. Tests pin both; raising either is a design
+#: change.
 DEFAULT_TOOL_BUDGET = 7
-DEFAULT_TOKEN_BUDGET = 1200
+DEFAULT_TOKEN_BUDGET = 700
 #: MCP log levels, least severe first (RFC 5424 order).
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
@@ -417,17 +418,30 @@ class App:
 
     def instructions(self) -> str:
         """What a client is told once, when a session starts: how to reach every tool, the
-        facets, and the day it is then (a session that outlives the day keeps this text)."""
+        facets, a table of contents (each reachable facet and mounted server in one line), and
+        the day it is then (a session that outlives the day keeps this text)."""
         from prixfixe.dates import WEEKDAY_NAMES
+        from prixfixe.tools.discovery import contents_lines
 
         clock = self.routines.clock
         now = clock.now()
-        return (
-            "Call the listed tools directly. Many more are not listed: find one with "
-            "tool_search(query), learn its arguments with tool_describe(name), call it with "
-            "tool_invoke(name, arguments). "
-            f"Facets: {self.exposure.describe()}. "
-            f"Today (at connection): {WEEKDAY_NAMES[now.weekday()]} {now.date()}, {clock.name}."
+        servers: dict[str, str | None] = {}
+        for name, server in self.config.model.servers.items():
+            if server.enabled:
+                lists = self.servers.lists(name)
+                servers[name] = None if lists is None else lists.about
+        contents = contents_lines(self.registry, self.exposure, servers)
+        return "\n".join(
+            [
+                "Call the listed tools directly. Many more are not listed: find one with "
+                "tool_search(query), learn its arguments with tool_describe(name), call it "
+                "with tool_invoke(name, arguments). "
+                f"Facets: {self.exposure.describe()}. "
+                f"Today (at connection): {WEEKDAY_NAMES[now.weekday()]} {now.date()}, "
+                f"{clock.name}.",
+                "What exists (facet: its tools):",
+                *contents,
+            ]
         )
 
     # -- reaching a tool ------------------------------------------------------------------

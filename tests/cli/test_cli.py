@@ -31,7 +31,7 @@ def test_doctor_reports_versions_config_paths_facets_plugins_and_token_cost(tmp_
     assert "listed core (from default)" in out
     assert "prixfixe.default_plugins.discovery" in out
     assert f"Default tools/list: {len(CORE_TOOLS)} tools (budget 7)" in out
-    assert "tokens (cl100k_base; budget 1200)" in out
+    assert "tokens (cl100k_base; budget 700)" in out
     assert f"Store: {tmp_path / 'prixfixe-home' / 'store.sqlite3'} (not created yet" in out
     assert "kinds: reminder, deadline, countdown" in out
     assert "tokens (cl100k_base)" in out
@@ -98,7 +98,10 @@ def test_tools_search_json_is_the_structured_result() -> None:
 def test_tools_describe_shows_schemas_and_unknown_names_fail_clearly() -> None:
     code, out, _ = run("tools", "describe", "tool_search")
     assert code == 0
-    assert "- query (string, required, 1..1000 chars): What you want to do, in a few words." in out
+    assert (
+        "- query (string|array of string, required): The task in a few words, or a list of "
+        "phrasings." in out
+    )
     assert 'Call: tool_search({"query": "<string>"})' in out
     assert "Input schema" in out
     assert '"query"' in out

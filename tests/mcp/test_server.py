@@ -25,11 +25,11 @@ async def test_default_listing_is_the_core_facet_with_annotations(
     search = result.tools[0]
     assert search.annotations is not None
     assert search.annotations.read_only_hint is True
-    # The trio's results are text for the model: no output schema costs listing tokens.
-    assert search.output_schema is None
+    # No listed tool of prixfixe's own spends listing tokens on an output schema or a title.
+    assert all(t.output_schema is None and t.title is None for t in result.tools)
     invoke = result.tools[2]
-    assert invoke.annotations is not None
-    assert invoke.annotations.read_only_hint is False
+    # MCP's default (a tool may write) goes unsaid: tool_invoke has no hints at all.
+    assert invoke.annotations is None
     # Clients that defer tools until searched keep the trio loaded, and only the trio.
     always = [t.name for t in result.tools if (t.meta or {}).get("anthropic/alwaysLoad")]
     assert always == ["tool_search", "tool_describe", "tool_invoke"]
@@ -79,13 +79,17 @@ async def test_structured_content_validates_against_the_advertised_output_schema
 ) -> None:
     from jsonschema import Draft202012Validator
 
-    async with Client(build_server(make_app()), mode=revision) as client:
-        tools = {t.name: t for t in (await client.list_tools()).tools}
+    app = make_app()
+    async with Client(build_server(app), mode=revision) as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
         result = await client.call_tool(
             "store_put",
             {"kind": "reminder", "record": {"text": "renew the passport", "due": "2026-11-27"}},
         )
-    schema = tools["store_put"].output_schema
+    # Not in the listing (MCP allows structuredContent without one); the tool's contract,
+    # as tool_describe and the capability index give it.
+    assert listed["store_put"].output_schema is None
+    schema = app.registry.get("store_put").output_schema
     assert schema is not None
     Draft202012Validator(schema).validate(result.structured_content)
     # The payload travels once for the model: one text block, not the JSON a second time.

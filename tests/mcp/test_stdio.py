@@ -46,7 +46,7 @@ async def test_serve_over_stdio_lists_and_calls_tools(tmp_path: Path) -> None:
             found = await client.call_tool("tool_search", {"query": "describe a tool schema"})
             assert searched(found).names[0] == "tool_describe"
             described = await client.call_tool("tool_describe", {"name": "tool_search"})
-            assert "- query (string, required, 1..1000 chars)" in described.content[0].text  # type: ignore[union-attr]
+            assert "- query (string|array of string, required)" in described.content[0].text  # type: ignore[union-attr]
 
 
 async def test_serve_over_stdio_speaks_the_stateless_revision(tmp_path: Path) -> None:

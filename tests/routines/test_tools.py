@@ -123,8 +123,8 @@ async def test_data_format_validates_against_the_advertised_output_schema_and_is
         }
     assert set(tools) & set(results) == {"routine_run"}, "the others are reached by discovery"
     for name, result in results.items():
-        # What tools/list would advertise for it (the same entry, listed or not).
-        schema = app.registry.get(name).wire.output_schema
+        # The tool's output schema, as tool_describe gives it (listed or not).
+        schema = app.registry.get(name).output_schema
         assert schema is not None, name
         Draft202012Validator(schema).validate(result.structured_content)
         assert len(result.content) == 1

@@ -19,6 +19,7 @@ def reference_postings(docs: list[SearchDocument]) -> dict[str, list[tuple[int, 
             " ".join(f"{n} {t}" for n, t in d.params),
             " ".join(d.keywords),
             " ".join(d.examples),
+            d.about,
         )
         for d in docs
     ]
@@ -53,6 +54,7 @@ def random_catalogue(seed: int) -> list[SearchDocument]:
             params=tuple((rng.choice(words), text(8)) for _ in range(rng.randrange(4))),
             keywords=tuple(rng.choices(words, k=rng.randrange(3))),
             examples=tuple(text(10) for _ in range(rng.randrange(2))),
+            about=text(12) if i % 3 == 0 else "",
         )
         for i in range(300)
     ]

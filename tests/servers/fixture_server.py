@@ -30,7 +30,9 @@ from mcp.server.mcpserver.resources.types import FunctionResource
 from mcp_types import ImageContent, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
-server = MCPServer("fixture")
+#: What it says of itself at initialize: search finds its tools by these words too.
+INSTRUCTIONS = "Keeps the household ledger: bookkeeping of the family accounts."
+server = MCPServer("fixture", instructions=INSTRUCTIONS)
 
 
 #: The protocol's stdout, kept before the SDK diverts fd 1 to stderr (as SDK 2.x does, to

@@ -58,7 +58,8 @@ async def test_the_listing_holds_the_store_trio_but_no_kind_schema(
     put = tools["store_put"]
     assert put.input_schema["properties"]["record"]["type"] == "object"
     assert put.annotations is not None
-    assert put.annotations.read_only_hint is False
+    # MCP's default (a tool may write) goes unsaid in the listing; not destructive is said.
+    assert put.annotations.read_only_hint is None
     assert put.annotations.destructive_hint is False
     assert tools["store_query"].annotations.read_only_hint is True  # type: ignore[union-attr]
 
@@ -113,7 +114,8 @@ async def test_structured_results_validate_against_the_advertised_output_schemas
 ) -> None:
     from jsonschema import Draft202012Validator
 
-    async with Client(build_server(make_app()), mode="legacy") as client:
+    app = make_app()
+    async with Client(build_server(app), mode="legacy") as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         results = {
             "store_put": await client.call_tool(
@@ -123,7 +125,8 @@ async def test_structured_results_validate_against_the_advertised_output_schemas
             "store_close": await client.call_tool("store_close", {"kind": "deadline", "id": 1}),
         }
     for name, result in results.items():
-        schema = tools[name].output_schema
+        assert tools[name].output_schema is None  # listed without it; tool_describe gives it
+        schema = app.registry.get(name).output_schema
         assert schema is not None
         Draft202012Validator(schema).validate(result.structured_content)
         # One text block for the model; the JSON is not repeated in a second one.

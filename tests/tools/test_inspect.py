@@ -176,8 +176,8 @@ async def test_a_tool_shows_its_arguments_curated_with_a_call_example_as_it_must
         listed = await inspect(client, target="tool:store_close")
         unlisted = await inspect(client, target="tool:weather.forecast")
     assert text_of(listed).splitlines() == [
-        "store_close (mutates; facet core; listed): Close a record (done, cancelled); it is "
-        "kept, with its history.",
+        "store_close (mutates; facet core; listed): Close a record (done, cancelled), keeping "
+        "its history.",
         "Arguments:",
         "- kind (string, required)",
         "- id (integer, required, 1..9223372036854775807)",

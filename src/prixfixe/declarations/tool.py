@@ -102,6 +102,9 @@ class Tool:
     #: More words `tool_search` ranks it by, read from the registry whenever it changes: a tool
     #: that runs step types is found by what those step types do.
     search_words: Callable[[Any], Sequence[str]] | None = field(default=None, compare=False)
+    #: What the tool's provider says of itself (a mounted server's description and
+    #: instructions): `tool_search` ranks by it too, at a low weight.
+    about: str = ""
     owner: str = field(default="", compare=False)
     input_schema: Mapping[str, Any] | None = field(default=None, compare=False)
     output_schema: Mapping[str, Any] | None = field(default=None, compare=False)
@@ -190,16 +193,81 @@ class RegisteredTool:
 
     @cached_property
     def wire(self) -> types.Tool:
-        """The `tools/list` entry, built once so listings stay byte-identical."""
+        """The `tools/list` entry, built once so listings stay byte-identical.
+
+        prixfixe's own tools (not a mounted server's, passed on as that server lists them)
+        carry no `title` and no `outputSchema`: MCP allows `structuredContent` without one (a client
+        validates structured results only against a declared schema), and every listed
+        schema is read by the model at the start of every session. The output schema stays
+        the tool's contract: results still carry `structuredContent` that conforms to it,
+        and `tool_describe` and the capability index give it (`RegisteredTool.output_schema`).
+        """
+        own = self.tool.input_schema is None  # a mounted server's tool is passed on as it is
+        listed_schema = _listed(self.input_schema) if own else self.input_schema
+        hints: types.ToolAnnotations | None = self.annotations
+        if own and hints is not None and hints.read_only_hint is False:
+            # MCP's default: a tool may write. Said once in `tool_describe`, not in every listing.
+            hints = hints.model_copy(update={"read_only_hint": None})
+            if hints == types.ToolAnnotations():
+                hints = None
         return types.Tool(
             name=self.tool.name,
-            title=self.tool.title,
+            # A title is for display (MCP); a client shows the name without one.
+            title=None if own else self.tool.title,
             description=self.tool.description,
-            input_schema=self.input_schema,
-            output_schema=self.output_schema,
-            annotations=self.annotations,
+            input_schema=listed_schema,
+            output_schema=None if own else self.output_schema,
+            annotations=hints,
             _meta={"anthropic/alwaysLoad": True} if self.tool.always_load else None,
         )
+
+
+#: A `maximum` at or past this says nothing a model needs (the store's 64-bit ids).
+_HUGE = 2**53
+
+
+def _listed(schema: dict[str, Any]) -> dict[str, Any]:
+    """A model-generated input schema as `tools/list` shows it: an optional argument is just
+    its type (leaving it out is how a model says "none"; `null` is still accepted), and a
+    `maximum` no real value reaches is left out. The exact schema arguments are checked by
+    is `tool_describe`'s `input_schema`. `additionalProperties: false` is left out too: an
+    argument the tool does not take is still refused, by name, when the tool is called."""
+    required = set(schema.get("required", ()))
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return schema
+    shown: dict[str, Any] = {}
+    for name, spec in properties.items():
+        if isinstance(spec, dict):
+            spec = _without_huge_maximum(spec)
+            if name not in required and spec.get("default", None) is None:
+                spec = _not_null(spec)
+        shown[name] = spec
+    listed = {k: v for k, v in schema.items() if (k, v) != ("additionalProperties", False)}
+    return {**listed, "properties": shown}
+
+
+def _not_null(spec: dict[str, Any]) -> dict[str, Any]:
+    kind = spec.get("type")
+    if isinstance(kind, list) and "null" in kind and len(kind) > 1:
+        rest = [k for k in kind if k != "null"]
+        return {**spec, "type": rest[0] if len(rest) == 1 else rest}
+    options = spec.get("anyOf")
+    if isinstance(options, list) and {"type": "null"} in options and len(options) == 2:
+        (other,) = [o for o in options if o != {"type": "null"}]
+        if isinstance(other, dict):
+            merged = {k: v for k, v in spec.items() if k != "anyOf"}
+            return {**_without_huge_maximum(other), **merged}
+    return spec
+
+
+def _without_huge_maximum(spec: dict[str, Any]) -> dict[str, Any]:
+    top = spec.get("maximum")
+    if isinstance(top, int) and top >= _HUGE:
+        spec = {k: v for k, v in spec.items() if k != "maximum"}
+    if spec.get("minLength") == 1 and spec.get("type") == "string":
+        spec = {k: v for k, v in spec.items() if k != "minLength"}  # a name is never ''
+    return spec
 
 
 def _check_tool(tool: Tool, owner: str) -> None:

@@ -1,10 +1,11 @@
-"""The knowledge base's mutation tools, in the `knowledge` facet: found with `tool_search`,
-called with `tool_invoke`, never listed. Add, update and remove a document; create and remove
-a collection.
+"""The knowledge base's tools, in the `knowledge` facet: found with `tool_search`, called with
+`tool_invoke`, never listed. Search it (`kb_search`: the `kb-search` step's search, as a tool,
+so an agent that asks to "search the knowledge base" finds it first); add, update and remove a
+document; create and remove a collection.
 
-Reading earns no tool: collections and documents are resources and search is the `kb-search`
-step. Each tool writes through `ingest`'s one write API in a worker thread, in one store
-transaction, then tells subscribers with `changes.announce`; a write that changed nothing
+Reading documents earns no tool: collections and documents are resources. Each writing tool
+writes through `ingest`'s one write API in a worker thread, in one store transaction, then
+tells subscribers with `changes.announce`; a write that changed nothing
 announces nothing. Removing a collection that holds documents needs their count as a
 confirmation, so a collection that grew since the caller looked is not removed unseen.
 """
@@ -35,6 +36,8 @@ from prixfixe.knowledge.ingest import (
     remove_collection,
     remove_document,
 )
+from prixfixe.knowledge.search import Found, find
+from prixfixe.knowledge.step import KbSearchData, KbSearchParams, data_of, markdown_of
 from prixfixe.store.faults import MAX_SQLITE_INT
 
 FACET = "knowledge"
@@ -252,6 +255,27 @@ def _document_result(
 # -- handlers -------------------------------------------------------------------------------
 
 
+async def kb_search(ctx: ToolContext, args: KbSearchParams) -> ToolResult:
+    """The `kb-search` step's search: the best sections, as markdown for the model and data."""
+
+    def search() -> Found:
+        slice_ = tables_of(ctx.app.store)
+        if args.collection is not None:
+            _require_collection(slice_, args.collection)
+        return find(
+            slice_,
+            args.query,
+            collection=args.collection,
+            path=args.path,
+            format=args.format,
+            limit=args.limit,
+            semantic=ctx.app.semantic_search,
+        )
+
+    data = data_of(args.query, await anyio.to_thread.run_sync(search))
+    return ToolResult(text=markdown_of(data), data=data)
+
+
 async def kb_document_add(ctx: ToolContext, args: AddInput) -> ToolResult:
     fmt = args.format or _format_of(args.path)
 
@@ -342,7 +366,28 @@ _WORDS = ("knowledge", "kb", "notes", "docs", "wiki", "library")
 def register_tools(register: Callable[[Tool], None]) -> None:
     read = (
         "Read documents as resources (prixfixe://knowledge/collections lists collections); "
-        "search them with step_run(type='kb-search', params={'query': ...})."
+        "search them with kb_search."
+    )
+    register(
+        Tool(
+            name="kb_search",
+            title="Search the knowledge base",
+            description="Search the knowledge base (notes, docs) for a topic. Returns the best "
+            "sections, each with a snippet and the URI to read it.",
+            input_model=KbSearchParams,
+            output_model=KbSearchData,
+            handler=kb_search,
+            mutates=False,
+            facet=FACET,
+            keywords=(*_WORDS, "search", "find", "lookup", "documentation", "manual", "read"),
+            examples=(
+                "search the knowledge base",
+                "look up something in my notes",
+                "find documentation about a topic",
+                "what do my docs say about this",
+            ),
+            usage="Read a hit whole at its section_uri or uri (resources/read). " + read,
+        )
     )
     register(
         Tool(

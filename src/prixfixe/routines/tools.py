@@ -294,7 +294,7 @@ def register_tools(register: Callable[[Tool], None]) -> None:
         Tool(
             name="routine_run",
             title="Run a routine",
-            description="Run a routine such as morning; keep its report (failed steps too).",
+            description="Run a routine (such as morning) and keep its report.",
             input_model=RunInput,
             output_model=Report,
             handler=routine_run,

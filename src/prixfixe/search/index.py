@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 #: Field order of an analysed document.
-FIELDS = ("name", "description", "params", "keywords", "examples")
+FIELDS = ("name", "description", "params", "keywords", "examples", "about")
 
 
 @dataclass(frozen=True)
@@ -61,12 +61,17 @@ class Tuning:
     params_weight: float = 0.5
     keywords_weight: float = 2.0
     examples_weight: float = 1.5
+    #: The provider's text (a mounted server's description and instructions) says what a
+    #: whole server does, not one tool: low, and not length-normalised (it is the same text
+    #: for each of the server's tools, so its length says nothing about the tool).
+    about_weight: float = 0.5
     #: Per-field length normalisation (0 = none, 1 = full).
     name_b: float = 0.3
     description_b: float = 0.5
     params_b: float = 0.75
     keywords_b: float = 0.5
     examples_b: float = 0.75
+    about_b: float = 0.0
     #: What a prefix or synonym match is worth beside an exact stem match.
     prefix_discount: float = 0.5
     synonym_discount: float = 0.5
@@ -94,6 +99,7 @@ class Tuning:
             (self.params_weight, self.params_b),
             (self.keywords_weight, self.keywords_b),
             (self.examples_weight, self.examples_b),
+            (self.about_weight, self.about_b),
         )
 
 
@@ -133,7 +139,7 @@ def analyze(doc: SearchDocument) -> AnalyzedDocument:
     """Analyse one document into its per-field term counts, keeping the document (an index
     with an embedder embeds it)."""
     return analyze_fields(
-        doc.name, doc.description, doc.params, doc.keywords, doc.examples, source=doc
+        doc.name, doc.description, doc.params, doc.keywords, doc.examples, doc.about, source=doc
     )
 
 
@@ -143,6 +149,7 @@ def analyze_fields(
     params: Sequence[tuple[str, str]] = (),
     keywords: Sequence[str] = (),
     examples: Sequence[str] = (),
+    about: str = "",
     *,
     source: SearchDocument | None = None,
 ) -> AnalyzedDocument:
@@ -155,6 +162,7 @@ def analyze_fields(
             " ".join(chain.from_iterable(params)) if params else "",
             " ".join(keywords),
             " ".join(examples),
+            about,
         )
     )
     return AnalyzedDocument(
@@ -393,10 +401,40 @@ class SearchIndex:
                 name=self._names[doc_id],
                 score=score,
                 weak=not (good and confidence >= tuning.good_match),
+                confidence=confidence,
             )
             for (doc_id, score), confidence in zip(ranked, confidences, strict=False)
         ]
         return SearchResult(hits=hits, good_match=good, confidence=confidences[0])
+
+    def search_many(self, queries: Sequence[str], limit: int = 5) -> SearchResult:
+        """Rank the documents for several phrasings of one request, fused by the max of each
+        document's confidence over the phrasings (confidence is comparable across queries of
+        one index, raw scores are not): a tool that one phrasing finds surely is found surely,
+        however the other phrasings miss. One phrasing is :meth:`search` itself.
+
+        A hit's ``score`` is then its fused confidence; ``good_match`` holds when the best
+        hit is confident in the phrasing that found it.
+        """
+        phrasings = list(dict.fromkeys(q for q in queries if q.strip()))
+        if len(phrasings) <= 1:
+            return self.search(phrasings[0] if phrasings else "", limit=limit)
+        best: dict[str, SearchHit] = {}
+        for query in phrasings:
+            # The fused top ``limit`` by max is within the union of each phrasing's top.
+            for hit in self.search(query, limit=limit).hits:
+                known = best.get(hit.name)
+                if known is None or hit.confidence > known.confidence:
+                    best[hit.name] = hit
+        ranked = sorted(best.values(), key=lambda h: (-h.confidence, h.name))[:limit]
+        if not ranked:
+            return SearchResult(hits=[], good_match=False)
+        hits = [
+            SearchHit(name=h.name, score=h.confidence, weak=h.weak, confidence=h.confidence)
+            for h in ranked
+        ]
+        good = not hits[0].weak
+        return SearchResult(hits=hits, good_match=good, confidence=hits[0].confidence)
 
     def _fused(
         self, query: str, scores: dict[int, float], evidence_needed: float, limit: int
@@ -413,7 +451,9 @@ class SearchIndex:
         threshold = tuning.dense_good_match
         good = ranked[0][1] >= threshold
         hits = [
-            SearchHit(name=names[d], score=score, weak=not (good and score >= threshold))
+            SearchHit(
+                name=names[d], score=score, weak=not (good and score >= threshold), confidence=score
+            )
             for d, score in ranked
         ]
         return SearchResult(hits=hits, good_match=good, confidence=ranked[0][1])

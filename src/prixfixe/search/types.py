@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 __all__ = ["Embedder", "SearchDocument", "SearchHit", "SearchResult"]
@@ -14,7 +14,9 @@ class SearchDocument:
     """What the ranker sees of one tool (or any other named thing to be found).
 
     ``params`` are (name, description) pairs of the inputs; ``keywords`` and ``examples`` (whole
-    example requests) are written for search and weigh more than a passing mention.
+    example requests) are written for search and weigh more than a passing mention. ``about``
+    is what the document's provider says of itself (a mounted server's description and
+    instructions, shared by all its tools): weak evidence, weighed low.
     """
 
     name: str
@@ -22,6 +24,7 @@ class SearchDocument:
     params: Sequence[tuple[str, str]] = ()
     keywords: Sequence[str] = ()
     examples: Sequence[str] = ()
+    about: str = ""
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,9 @@ class SearchHit:
     name: str
     score: float
     weak: bool
+    #: How sure this hit is, on the scale of :attr:`SearchResult.confidence` (comparable
+    #: across queries of one index, which is how :meth:`SearchIndex.search_many` fuses).
+    confidence: float = field(default=0.0, compare=False)
 
 
 @dataclass(frozen=True)

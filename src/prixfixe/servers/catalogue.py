@@ -52,6 +52,8 @@ class Lists:
     resources: list[types.Resource] = field(default_factory=list)
     templates: list[types.ResourceTemplate] = field(default_factory=list)
     prompts: list[types.Prompt] = field(default_factory=list)
+    #: What the server says of itself (title, description, instructions), for search.
+    about: str = ""
 
 
 def config_key(name: str, server: ServerConfig) -> str:
@@ -96,11 +98,20 @@ def load_lists(path: Path) -> Lists | None:
             resources=_parse(types.Resource, data.get("resources")),
             templates=_parse(types.ResourceTemplate, data.get("templates")),
             prompts=_parse(types.Prompt, data.get("prompts")),
+            about=_text(data.get("about")),
         )
     except (ValidationError, TypeError) as exc:
         detail = exc.errors()[:1] if isinstance(exc, ValidationError) else exc
         log.warning("ignoring the tool catalogue %s: %s", path, detail)
         return None
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise TypeError(f"expected text, found {type(value).__name__}")
+    return value
 
 
 def _parse(model: type[M], items: Any) -> list[M]:
@@ -122,6 +133,7 @@ def save(
     resources: Sequence[types.Resource] = (),
     templates: Sequence[types.ResourceTemplate] = (),
     prompts: Sequence[types.Prompt] = (),
+    about: str = "",
 ) -> None:
     """Keep the lists at `path`, atomically (a reader sees the old lists or the new ones)."""
     data = mask_json(
@@ -131,6 +143,7 @@ def save(
             "resources": _dump(resources),
             "templates": _dump(templates),
             "prompts": _dump(prompts),
+            "about": about,
         }
     )
     try:

@@ -172,6 +172,7 @@ class Servers:
             resources=_pick(read.resources, known.resources if known else []),
             templates=_pick(read.templates, known.templates if known else []),
             prompts=_pick(read.prompts, known.prompts if known else []),
+            about=read.about if read.about is not None else known.about if known else "",
         )
         if self._register(upstream, lists):
             catalogue.save(
@@ -180,6 +181,7 @@ class Servers:
                 resources=lists.resources,
                 templates=lists.templates,
                 prompts=lists.prompts,
+                about=lists.about,
             )
 
     def _register(self, upstream: Upstream, lists: Lists) -> bool:
@@ -189,12 +191,13 @@ class Servers:
         if known == lists:
             return False
         owner = owner_of(name)
-        if known is None or known.tools != lists.tools:
+        if known is None or (known.tools, known.about) != (lists.tools, lists.about):
             declared = mounted_tools(
                 name,
                 lists.tools,
                 lambda real, args, ctx: self._call(name, real, args, ctx),
                 self.last_results.keep,
+                lists.about,
             )
             self.registry.replace_plugin(owner, tools=declared)
         # A denied server's resources and prompts are not registered: nothing lists them.

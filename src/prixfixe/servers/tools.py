@@ -2,7 +2,9 @@
 
 Each keeps the upstream's description, input and output schemas and annotations unchanged
 (raw JSON Schema, not re-generated); `readOnlyHint` decides `mutates` (MCP's default is
-"may write"), `destructiveHint` and `idempotentHint` carry over. The handler calls the
+"may write"), `destructiveHint` and `idempotentHint` carry over. What the server says of itself
+(`about`: its initialize result's instructions and description) goes to each tool's `about`,
+which search weighs low, so a request in the server's terms reaches its tools. The handler calls the
 upstream under its real name and returns its `CallToolResult` as it is; `keep`, when given,
 is told each result first (the server's last-result memory, which `inspect` reads).
 """
@@ -32,7 +34,12 @@ class RawArguments(BaseModel):
 
 
 def mounted_tool(
-    server: str, name: str, tool: types.Tool, call: UpstreamCall, keep: KeepResult | None = None
+    server: str,
+    name: str,
+    tool: types.Tool,
+    call: UpstreamCall,
+    keep: KeepResult | None = None,
+    about: str = "",
 ) -> Tool:
     real = tool.name
     hints = tool.annotations
@@ -56,6 +63,7 @@ def mounted_tool(
         destructive=None if read_only or hints is None else hints.destructive_hint,
         idempotent=None if read_only or hints is None else hints.idempotent_hint,
         keywords=(server,),
+        about=about,
         usage=f"Runs {real!r} on the mounted MCP server {server!r}.",
         input_schema=tool.input_schema,
         output_schema=tool.output_schema,
@@ -64,9 +72,15 @@ def mounted_tool(
 
 
 def mounted_tools(
-    server: str, tools: list[types.Tool], call: UpstreamCall, keep: KeepResult | None = None
+    server: str,
+    tools: list[types.Tool],
+    call: UpstreamCall,
+    keep: KeepResult | None = None,
+    about: str = "",
 ) -> list[Tool]:
     """Every tool of `server` as a declaration named `server.tool` (see `naming.py`)."""
     by_real = {t.name: t for t in tools}
     names = mounted_names(server, by_real)
-    return [mounted_tool(server, name, by_real[real], call, keep) for name, real in names.items()]
+    return [
+        mounted_tool(server, name, by_real[real], call, keep, about) for name, real in names.items()
+    ]

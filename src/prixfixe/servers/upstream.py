@@ -72,6 +72,16 @@ class Read:
     resources: list[types.Resource] | None = None
     templates: list[types.ResourceTemplate] | None = None
     prompts: list[types.Prompt] | None = None
+    #: What the server says of itself at initialize (`about_server`); None: not read now.
+    about: str | None = None
+
+
+def about_server(initialized: types.InitializeResult) -> str:
+    """What a server says of itself when it starts: its title and description (serverInfo)
+    and its instructions, joined; '' when it says nothing."""
+    info = initialized.server_info
+    parts = (info.title, info.description, initialized.instructions)
+    return "\n".join(p.strip() for p in parts if p and p.strip())
 
 
 #: Called with what was read of a server's lists (at start, and on each `list_changed`).
@@ -248,7 +258,8 @@ class Upstream:
                     self._session, self._ending, self._relists = session, ending, relists
                     self._subscribed = set()
                     self.state = "running"
-                    self._on_lists(self, Read(tools=tools, **lists))
+                    about = about_server(initialized)
+                    self._on_lists(self, Read(tools=tools, about=about, **lists))
                     if self._watched:  # subscriptions a previous session had
                         relists.start_soon(self._resubscribe, session)
                     task_status.started(session)

@@ -146,7 +146,7 @@ class QueryInput(BaseModel):
     )
     order_by: str | None = Field(default=None, description="Field; -field descending. Default id.")
     limit: int = Field(default=50, ge=1, le=MAX_LIMIT)
-    cursor: str | None = Field(default=None, description="next_cursor of the previous page.")
+    cursor: str | None = Field(default=None, description="A page's next_cursor.")
     include_closed: bool = False
 
 
@@ -343,7 +343,6 @@ def register_tools(register: Callable[[Tool], None]) -> None:
                 "create",
                 "update",
                 "add",
-                "remember",
                 "record",
                 "remind",
                 "reminder",
@@ -382,7 +381,7 @@ def register_tools(register: Callable[[Tool], None]) -> None:
         Tool(
             name="store_query",
             title="Query records",
-            description="List records of a kind, filtered and sorted, a page at a time.",
+            description="List records of a kind, filtered, sorted and paged.",
             input_model=QueryInput,
             output_model=QueryOutput,
             handler=store_query,
@@ -415,7 +414,7 @@ def register_tools(register: Callable[[Tool], None]) -> None:
         Tool(
             name="store_close",
             title="Close a record",
-            description="Close a record (done, cancelled); it is kept, with its history.",
+            description="Close a record (done, cancelled), keeping its history.",
             input_model=CloseInput,
             output_model=WrittenOutput,
             handler=store_close,

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+import re
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Annotated, Any
 
 import mcp_types as types
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
 
 from prixfixe.curation import CuratedEntry, curator_for
 from prixfixe.curation.calls import call_text, example_arguments
@@ -17,18 +18,42 @@ from prixfixe.errors import ToolRefusedError
 from prixfixe.schema import shape_text
 
 if TYPE_CHECKING:
+    from prixfixe.core.facets import Exposure
+    from prixfixe.core.registry import Registry
     from prixfixe.declarations.host import Host
 
 TRIO = frozenset({"tool_search", "tool_describe", "tool_invoke"})
 
 
+#: The longest phrasing, and the most phrasings, one search takes.
+MAX_PHRASE = 1000
+MAX_PHRASES = 10
+
+
+def _check_phrases(query: str | list[str]) -> str | list[str]:
+    phrasings = [query] if isinstance(query, str) else query
+    if not 1 <= len(phrasings) <= MAX_PHRASES:
+        raise ValueError(f"give one phrasing, or a list of 1 to {MAX_PHRASES}")
+    for phrasing in phrasings:
+        if not 1 <= len(phrasing) <= MAX_PHRASE:
+            raise ValueError(f"each phrasing is 1 to {MAX_PHRASE} characters")
+    return query
+
+
+#: One phrasing or several; advertised as one short schema (a string, or strings), checked
+#: here (a union's own constraints would name its branches, not `query`, in an error).
+Phrases = Annotated[
+    str | list[str],
+    AfterValidator(_check_phrases),
+    WithJsonSchema({"type": ["string", "array"], "items": {"type": "string"}}),
+]
+
+
 class SearchInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    query: str = Field(
-        description="What you want to do, in a few words.", min_length=1, max_length=1000
-    )
-    limit: int = Field(default=5, ge=1, le=50, description="Most results to return.")
+    query: Phrases = Field(description="The task in a few words, or a list of phrasings.")
+    limit: int = Field(default=5, ge=1, le=50)
     facet: str | None = Field(default=None, description="Only search this facet.")
 
 
@@ -81,8 +106,50 @@ class InvokeInput(BaseModel):
     )
 
 
-def search_data(host: Host, query: str, limit: int = 5, facet: str | None = None) -> SearchOutput:
-    """The ranked tools for `query`, as data (what `prixfixe tools search --json` prints)."""
+#: How many of a facet's tool names its line in the instructions shows.
+CONTENTS_NAMES = 4
+
+
+def contents_lines(
+    registry: Registry, exposure: Exposure, servers: Mapping[str, str | None]
+) -> list[str]:
+    """The table of contents the instructions carry: one line for each facet this server can
+    reach (listed or not, how many tools, its first tool names) and each mounted server
+    (`servers`: name to what it says of itself, or None when its tools are not read yet), so
+    a model knows what exists before it searches. Denied facets are left out."""
+    lines: list[str] = []
+    facets = registry.facets()
+    for facet in [*facets, *(s for s in servers if s not in facets)]:
+        if not exposure.reachable(facet):
+            continue
+        tools = facets.get(facet, [])
+        kind = ["listed"] if exposure.listed(facet) else []
+        if facet in servers:
+            kind.insert(0, "mounted server")
+        if not tools:
+            lines.append(f"- {facet} ({', '.join([*kind, 'tools not read yet'])})")
+            continue
+        names = [e.name.removeprefix(f"{facet}.") for e in tools]
+        shown = ", ".join(names[:CONTENTS_NAMES]) + (", ..." if len(names) > CONTENTS_NAMES else "")
+        about = servers.get(facet)
+        said = f" {_first_sentence(about)}" if about else ""
+        count = f"{len(names)} tool" + ("" if len(names) == 1 else "s")
+        lines.append(f"- {facet} ({', '.join([*kind, count])}):{said} {shown}")
+    return lines
+
+
+def _first_sentence(text: str) -> str:
+    first = " ".join(text.split())
+    sentence = re.split(r"(?<=[.!?:])\s", first, maxsplit=1)[0]
+    sentence = sentence if len(sentence) <= 100 else sentence[:97].rstrip() + "..."
+    return sentence if sentence.endswith((".", "!", "?", ":")) else sentence + "."
+
+
+def search_data(
+    host: Host, query: str | list[str], limit: int = 5, facet: str | None = None
+) -> SearchOutput:
+    """The ranked tools for `query` (several phrasings: fused), as data (what `prixfixe tools
+    search --json` prints)."""
     outcome = host.finder.find(query, limit=limit, facet=facet)
     matches = [
         SearchMatch(
@@ -95,26 +162,41 @@ def search_data(host: Host, query: str, limit: int = 5, facet: str | None = None
         )
         for f in outcome.found
     ]
-    return SearchOutput(query=query, good_match=outcome.good_match, results=matches)
+    return SearchOutput(query=outcome.query, good_match=outcome.good_match, results=matches)
+
+
+#: The most characters of a tool's summary a search result line shows.
+SUMMARY_CHARS = 100
 
 
 def search_text(data: SearchOutput, listed: Callable[[str], bool]) -> str:
-    """What the model reads of a search: one line a tool, strong fits only when there are any
-    (near misses only when nothing fits), and no schema."""
+    """What the model reads of a search: one short line a tool, every hit in rank order (a
+    right tool ranked second is a hit the model can use, never hidden as a near miss), and
+    no schema. The head says "Matches" only when the first hit is a confident one; then each
+    hit the ranker is unsure of is marked `weak`; otherwise the head says nothing fits well."""
     if not data.results:
         return f"No tool fits {data.query!r}. Try other words for the same task."
-    strong = [m for m in data.results if not m.weak] if data.good_match else []
-    shown = strong or data.results
     head = (
-        f"Best for {data.query!r}:"
+        f"Matches for {data.query!r}:"
         if data.good_match
         else f"No good match for {data.query!r}; nearest:"
     )
     lines = [head]
-    for m in shown:
-        notes = [n for n, on in (("listed", listed(m.facet)), ("mutates", m.mutates)) if on]
+    for m in data.results:
+        notes = [
+            n
+            for n, on in (
+                ("weak", data.good_match and m.weak),
+                ("listed", listed(m.facet)),
+                ("mutates", m.mutates),
+            )
+            if on
+        ]
         shown_notes = f" ({', '.join(notes)})" if notes else ""
-        lines.append(f"- {m.name}{shown_notes}: {m.summary}")
+        summary = m.summary
+        if len(summary) > SUMMARY_CHARS:
+            summary = summary[: SUMMARY_CHARS - 3].rstrip() + "..."
+        lines.append(f"- {m.name}{shown_notes}: {summary}")
     return "\n".join(lines)
 
 
@@ -187,7 +269,7 @@ def register_tools(register: Callable[[Tool], None]) -> None:
         Tool(
             name="tool_search",
             title="Search tools",
-            description="Find tools for a task, listed or not; says so when nothing fits.",
+            description="Find tools for a task, listed or not.",
             input_model=SearchInput,
             handler=tool_search,
             mutates=False,
@@ -202,7 +284,7 @@ def register_tools(register: Callable[[Tool], None]) -> None:
         Tool(
             name="tool_describe",
             title="Describe a tool",
-            description="A tool's arguments, what it returns, and how to call it.",
+            description="A tool's arguments, result and how to call it.",
             input_model=DescribeInput,
             handler=tool_describe,
             mutates=False,
@@ -217,7 +299,7 @@ def register_tools(register: Callable[[Tool], None]) -> None:
         Tool(
             name="tool_invoke",
             title="Invoke a tool",
-            description="Call any tool by name, listed or not; returns that tool's result.",
+            description="Call any tool by name, listed or not.",
             input_model=InvokeInput,
             handler=tool_invoke,
             mutates=True,

@@ -12,7 +12,7 @@ tools that changed."""
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,6 +101,7 @@ def document(entry: RegisteredTool, registry: Registry | None = None) -> SearchD
         params=_params(tool),
         keywords=tool.keywords + drawn,
         examples=tool.examples,
+        about=tool.about,
     )
 
 
@@ -176,6 +177,7 @@ class Finder:
             _params(tool),
             tool.keywords + drawn,
             tool.examples,
+            tool.about,
         )
 
     def _refresh_analysis(self) -> None:
@@ -225,7 +227,11 @@ class Finder:
         index = SearchIndex(docs, embedder=self._embedder, vector_cache=self._vector_cache)
         return _Built(version, index, entries)
 
-    def find(self, query: str, limit: int = 5, facet: str | None = None) -> FindOutcome:
+    def find(
+        self, query: str | Sequence[str], limit: int = 5, facet: str | None = None
+    ) -> FindOutcome:
+        """The tools for `query`, best first; several phrasings (a list) are fused by
+        `SearchIndex.search_many`."""
         if facet is not None:
             facets = self._registry.facets()
             if facet not in facets or not self._exposure.reachable(facet):
@@ -234,13 +240,14 @@ class Finder:
                     f"unknown facet {facet!r}; facets you can search: {', '.join(known)}",
                     facet=facet,
                 )
-        if not query.strip():
+        phrasings = [query] if isinstance(query, str) else list(query)
+        if not any(q.strip() for q in phrasings):
             raise PrixfixeError("query is empty: say what you want to do, in a few words")
         built = self._index(facet)
-        result = built.index.search(query, limit=limit)
+        result = built.index.search_many(phrasings, limit=limit)
         found = [Found(built.entries[h.name], h.score, h.weak) for h in result.hits]
         return FindOutcome(
-            query=query,
+            query=" | ".join(q for q in phrasings if q.strip()),
             good_match=result.good_match,
             found=found,
             confidence=result.confidence,
