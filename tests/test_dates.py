@@ -470,8 +470,11 @@ async def test_the_instructions_carry_the_day_and_zone_at_each_connection(
     now[0] += dt.timedelta(minutes=2)  # past midnight in Tokyo: a new session, a new day
     async with Client(server, mode=revision) as client:
         second = await _instructions(client, revision)
-    assert first.endswith("Today (at connection): Friday 2026-11-27, Asia/Tokyo.")
-    assert second.endswith("Today (at connection): Saturday 2026-11-28, Asia/Tokyo.")
+    # The day closes the first line; the table of contents follows it.
+    assert first.splitlines()[0].endswith("Today (at connection): Friday 2026-11-27, Asia/Tokyo.")
+    assert second.splitlines()[0].endswith(
+        "Today (at connection): Saturday 2026-11-28, Asia/Tokyo."
+    )
     assert "tool_search" in second
 
 

@@ -120,11 +120,11 @@ def test_bars_are_labelled_with_their_values_and_rows_with_their_names(budget: B
     assert {str(r.all_tokens) for r in budget.facets} <= set(facets)
     assert {str(r.listed_tokens) for r in budget.facets} <= set(facets)
     assert {"tokens (cl100k_base)", "listed", "every tool listed"} <= set(facets)
-    assert "token budget (1200)" in facets
+    assert f"token budget ({budget.token_budget})" in facets
     sources = _texts(ET.fromstring(svgs["sources"]))
     assert {"discovery (built-in)", "weather_fixture", "bulk_bulk_3"} <= set(sources)
     assert {str(r.all_tokens) for r in budget.sources} <= set(sources)
-    assert "token budget (1200)" not in sources
+    assert f"token budget ({budget.token_budget})" not in sources
 
 
 def test_hostile_plugin_and_server_names_arrive_escaped(budget: Budget) -> None:
