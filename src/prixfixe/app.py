@@ -429,7 +429,7 @@ class App:
         for name, server in self.config.model.servers.items():
             if server.enabled:
                 lists = self.servers.lists(name)
-                servers[name] = None if lists is None else lists.about
+                servers[name] = self.servers.about(name, None if lists is None else lists.about)
         contents = contents_lines(self.registry, self.exposure, servers)
         return "\n".join(
             [

@@ -414,6 +414,12 @@ class ServerConfig(BaseModel):
         description="streamable HTTP: request headers, each a credential reference.",
     )
     enabled: bool = Field(default=True, description="false: configured but not mounted.")
+    description: str | None = Field(
+        default=None,
+        max_length=500,
+        description="What this server is for, in your words: shown in the instructions' table "
+        "of contents and searched with its tools (beside what the server says of itself).",
+    )
     start: Literal["lazy", "eager"] = Field(
         default="lazy",
         description="lazy: started on first use; eager: started with prixfixe.",

@@ -29,10 +29,11 @@ def _time_table() -> str:
     return f'[servers.time]\ncommand = "{program}"\nargs = ["--local-timezone=UTC"]\n'
 
 
-def _memory_table(tmp: Path) -> str:
+def _memory_table(tmp: Path, description: str | None = None) -> str:
     return (
         "[servers.memory]\n"
-        f"command = {json.dumps(node())}\n"
+        + (f"description = {json.dumps(description)}\n" if description else "")
+        + f"command = {json.dumps(node())}\n"
         f"args = [{json.dumps(npm_server('server-memory'))}]\n"
         'start = "eager"\n'
         "[servers.memory.env]\n"
@@ -72,6 +73,28 @@ async def test_remember_a_fact_reaches_the_memory_servers_tools_and_claims_no_su
     found = await _search(app, {"query": "Remember that Alice works at Acme", "limit": 8})
     assert any(n.startswith("memory.") for n in found.names), found.text
     assert found.sure == [], found.text
+
+
+@pytest.mark.slow
+async def test_a_servers_configured_description_is_searched_and_shown_in_the_contents(
+    make_app: Callable[..., App], tmp_path: Path
+) -> None:
+    """A person can say what a server is for: their words are searched with its tools, and
+    the table of contents shows them, before the server has ever been started too (a new
+    home: no kept catalogue)."""
+    said = "Long-term memory of facts about people, where they work and what they like."
+    app = make_app(
+        config=_memory_table(tmp_path, description=said),
+        env={"PFX_TEST_MEMORY_FILE": str(tmp_path / "memory.jsonl")},
+    )
+    found = await _search(app, {"query": "Remember that Alice works at Acme", "limit": 8})
+    assert found.names[0].startswith("memory."), found.text
+    unstarted = make_app(
+        config=_memory_table(tmp_path, description=said).replace("eager", "lazy"),
+        env={"PRIXFIXE_HOME": str(tmp_path / "another-home")},
+    )
+    (line,) = [x for x in unstarted.instructions().splitlines() if x.startswith("- memory ")]
+    assert line == f"- memory (mounted server, tools not read yet) {said}"
 
 
 @pytest.mark.parametrize(

@@ -58,7 +58,8 @@ class Lists:
 
 def config_key(name: str, server: ServerConfig) -> str:
     """A short hash of everything that decides which server `name` is."""
-    how = {"enabled", "start", "ask_for_arguments"}  # how it runs, not which server it is
+    # How it runs and how it is described, not which server it is.
+    how = {"enabled", "start", "ask_for_arguments", "description"}
     shape = {"name": name, **server.model_dump(mode="json", exclude=how)}
     text = json.dumps(shape, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -197,7 +197,7 @@ class Servers:
                 lists.tools,
                 lambda real, args, ctx: self._call(name, real, args, ctx),
                 self.last_results.keep,
-                lists.about,
+                self.about(name, lists.about) or "",
             )
             self.registry.replace_plugin(owner, tools=declared)
         # A denied server's resources and prompts are not registered: nothing lists them.
@@ -240,6 +240,14 @@ class Servers:
         """The server's tool list as last read (from it or from disk)."""
         known = self._known.get(name)
         return None if known is None else known.tools
+
+    def about(self, name: str, said: str | None) -> str | None:
+        """What is known of server `name` to search it by and to show in the table of
+        contents: its configured `description` (the person's words) first, then what it says
+        of itself (`said`; None when its tools are not read yet)."""
+        configured = self.upstreams[name].config.description
+        parts = [p.strip() for p in (configured, said) if p and p.strip()]
+        return "\n".join(parts) if parts else said
 
     def lists(self, name: str) -> Lists | None:
         """Everything the server lists, as last read (from it or from disk)."""

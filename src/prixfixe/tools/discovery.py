@@ -115,7 +115,8 @@ def contents_lines(
 ) -> list[str]:
     """The table of contents the instructions carry: one line for each facet this server can
     reach (listed or not, how many tools, its first tool names) and each mounted server
-    (`servers`: name to what it says of itself, or None when its tools are not read yet), so
+    (`servers`: name to what is known of it, its configured description and what it says of
+    itself, or None when nothing is: its tools not read yet, no description), so
     a model knows what exists before it searches. Denied facets are left out."""
     lines: list[str] = []
     facets = registry.facets()
@@ -126,13 +127,13 @@ def contents_lines(
         kind = ["listed"] if exposure.listed(facet) else []
         if facet in servers:
             kind.insert(0, "mounted server")
+        about = servers.get(facet)
+        said = f" {_first_sentence(about)}" if about else ""
         if not tools:
-            lines.append(f"- {facet} ({', '.join([*kind, 'tools not read yet'])})")
+            lines.append(f"- {facet} ({', '.join([*kind, 'tools not read yet'])}){said}")
             continue
         names = [e.name.removeprefix(f"{facet}.") for e in tools]
         shown = ", ".join(names[:CONTENTS_NAMES]) + (", ..." if len(names) > CONTENTS_NAMES else "")
-        about = servers.get(facet)
-        said = f" {_first_sentence(about)}" if about else ""
         count = f"{len(names)} tool" + ("" if len(names) == 1 else "s")
         lines.append(f"- {facet} ({', '.join([*kind, count])}):{said} {shown}")
     return lines
