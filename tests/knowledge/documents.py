@@ -23,6 +23,29 @@ PAGE = """<!doctype html>
 """
 
 
+def _pdf_bytes(objects: list[str]) -> bytes:
+    """`objects` (numbered from 1, the first the catalog) as a PDF, rewritten by pypdf so its
+    cross-reference table is exact."""
+    from pypdf import PdfReader, PdfWriter
+
+    raw = io.BytesIO()
+    raw.write(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(raw.tell())
+        raw.write(f"{number} 0 obj\n{body}\nendobj\n".encode("latin-1"))
+    xref = raw.tell()
+    raw.write(f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode())
+    for offset in offsets:
+        raw.write(f"{offset:010d} 00000 n \n".encode())
+    raw.write(
+        f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    )
+    out = io.BytesIO()
+    PdfWriter(clone_from=PdfReader(io.BytesIO(raw.getvalue()))).write(out)
+    return out.getvalue()
+
+
 def make_pdf(pages: list[str], *, title: str | None = None) -> bytes:
     """A PDF with one page of Helvetica text per item of `pages` (lines split on newlines),
     written by pypdf so its cross-reference table is exact."""
@@ -45,22 +68,11 @@ def make_pdf(pages: list[str], *, title: str | None = None) -> bytes:
             f"/Resources << /Font << /F1 3 0 R >> >> /Contents {5 + 2 * i} 0 R >>"
         )
         objects.append(f"<< /Length {len(stream)} >>\nstream\n{stream}\nendstream")
-    raw = io.BytesIO()
-    raw.write(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(raw.tell())
-        raw.write(f"{number} 0 obj\n{body}\nendobj\n".encode("latin-1"))
-    xref = raw.tell()
-    raw.write(f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode())
-    for offset in offsets:
-        raw.write(f"{offset:010d} 00000 n \n".encode())
-    raw.write(
-        f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    )
-    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(raw.getvalue())))
-    if title is not None:
-        writer.add_metadata({"/Title": title})
+    data = _pdf_bytes(objects)
+    if title is None:
+        return data
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(data)))
+    writer.add_metadata({"/Title": title})
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()
@@ -79,8 +91,6 @@ def encrypt_pdf(data: bytes, user_password: str) -> bytes:
 def make_nested_pdf(depth: int, fanout: int, *, pages: int = 1, text: str = "laugh") -> bytes:
     """A PDF of a few KB whose every page draws `fanout ** depth` copies of `text`: each form
     XObject draws the one below it `fanout` times (the PDF form of a "billion laughs")."""
-    from pypdf import PdfReader, PdfWriter
-
     first_form = 4
     content = first_form + depth + 1
     first_page = content + 1
@@ -104,19 +114,4 @@ def make_nested_pdf(depth: int, fanout: int, *, pages: int = 1, text: str = "lau
         "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
         f"/Resources {resources} /Contents {content} 0 R >>"
     ] * pages
-    raw = io.BytesIO()
-    raw.write(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(raw.tell())
-        raw.write(f"{number} 0 obj\n{body}\nendobj\n".encode("latin-1"))
-    xref = raw.tell()
-    raw.write(f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode())
-    for offset in offsets:
-        raw.write(f"{offset:010d} 00000 n \n".encode())
-    raw.write(
-        f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    )
-    out = io.BytesIO()
-    PdfWriter(clone_from=PdfReader(io.BytesIO(raw.getvalue()))).write(out)
-    return out.getvalue()
+    return _pdf_bytes(objects)

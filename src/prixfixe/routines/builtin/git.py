@@ -271,17 +271,7 @@ async def read_status(path: Path) -> Porcelain | tuple[RepoState, str | None]:
 def _porcelain(found: libgit.Found | libgit.Missing) -> Porcelain | tuple[RepoState, None]:
     if isinstance(found, libgit.Missing):
         return ("missing" if found.state == "missing" else "not-a-repo"), None
-    return Porcelain(
-        head=found.head,
-        branch=found.branch,
-        upstream=found.upstream,
-        ahead=found.ahead,
-        behind=found.behind,
-        staged=found.staged,
-        unstaged=found.unstaged,
-        untracked=found.untracked,
-        conflicts=found.conflicts,
-    )
+    return Porcelain(**{name: getattr(found, name) for name in Porcelain.model_fields})
 
 
 def _last_line(done: Completed) -> str:
@@ -328,19 +318,8 @@ async def git_status(ctx: StepContext, params: StatusParams) -> StepOutput:
         found = await read_status(path)
         base = {"path": str(path), "name": path.name or given}
         if isinstance(found, Porcelain):
-            return RepoStatus(
-                **base,
-                status=found.state,
-                branch=found.branch,
-                upstream=found.upstream,
-                ahead=found.ahead,
-                behind=found.behind,
-                staged=found.staged,
-                unstaged=found.unstaged,
-                untracked=found.untracked,
-                conflicts=found.conflicts,
-                error=None,
-            )
+            counts = found.model_dump(exclude={"head"})
+            return RepoStatus(**base, **counts, status=found.state, error=None)
         state, error = found
         return RepoStatus(
             **base,
