@@ -68,9 +68,7 @@ async def test_a_tool_write_embeds_its_chunks_and_health_reports_hybrid(
     assert "search_note" not in health
 
 
-async def test_the_kb_search_step_runs_hybrid_when_semantic_is_on(
-    make_app: AppFactory
-) -> None:
+async def test_the_kb_search_step_runs_hybrid_when_semantic_is_on(make_app: AppFactory) -> None:
     app = make_app(config=SEMANTIC + ROUTINE, plugins=[])
     async with Client(build_server(app)) as client:
         await add_through_the_tool(client)

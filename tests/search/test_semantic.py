@@ -280,7 +280,8 @@ async def test_the_default_server_ranks_a_paraphrase_sharing_no_word_and_embeds_
     # Every tool was embedded once, by the first search, in a worker thread; the second
     # search embedded only its query.
     (first_tools, first_query, second_query) = recording.threads
-    assert first_tools is not loop_thread and first_query is not loop_thread
+    assert first_tools is not loop_thread
+    assert first_query is not loop_thread
     assert second_query is loop_thread, "a built index is searched on the loop"
     assert recording.embedded[-1] == "a swell hitting the coast"
     assert any(text.startswith("surf report. Wave height") for text in recording.embedded)
