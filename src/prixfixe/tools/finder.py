@@ -146,9 +146,10 @@ class Finder:
         vector_cache: VectorCache | None = None,
         semantic_cache: Path | None = None,
     ) -> None:
-        """`embedder`: fuse its embeddings now; `semantic_cache`: load wordllama (shared with
-        the knowledge base) when the first index is built, caching tool vectors in that file,
-        or stay lexical if it cannot be loaded."""
+        """`embedder`: fuse its embeddings now (tool vectors in `vector_cache`, else in
+        memory); else `semantic_cache`: load wordllama (shared with the knowledge base) when
+        the first index is built, caching tool vectors in that file, or stay lexical if it
+        cannot be loaded."""
         self._registry = registry
         self._exposure = exposure
         self._embedder = embedder
@@ -178,8 +179,7 @@ class Finder:
     def _load_model(self) -> None:
         """Load the pending embedder once; on failure stay lexical and say why, once."""
         cache_path, self._pending_model = self._pending_model, None
-        if cache_path is None:
-            return
+        assert cache_path is not None
         try:
             from prixfixe.search.semantic import (
                 SemanticUnavailableError,
@@ -199,8 +199,7 @@ class Finder:
             log.warning("tool search is lexical only: %s", exc.message)
             return
         self._embedder = embedder
-        if self._vector_cache is None:
-            self._vector_cache = VectorCache(cache_path)
+        self._vector_cache = VectorCache(cache_path)
         # Analysed tools do not keep the text an embedder reads: analyse them again.
         self._analysed = {}
         self._analysed_version = -1
