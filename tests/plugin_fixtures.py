@@ -341,3 +341,48 @@ class PromptsPlugin:
         )
         for i in range(self.extra):
             register(Prompt(name=f"bulk_{i:04d}", render=lambda ctx, args: "bulk"))
+
+
+class SpotInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    spot: str = Field(description="The beach or break, e.g. Fistral.")
+
+
+def surf_report(ctx: ToolContext, args: SpotInput) -> str:
+    return f"{args.spot}: 1.2 m at 11 s"
+
+
+def tide_times(ctx: ToolContext, args: SpotInput) -> str:
+    return f"{args.spot}: high water 06:12"
+
+
+class SurfPlugin:
+    """Tools whose texts share no word with how people ask for them: semantic ranking's case."""
+
+    __name__ = "surf_fixture"
+
+    @hookimpl
+    def register_tools(self, register: Callable[[Tool], None]) -> None:
+        register(
+            Tool(
+                name="surf.report",
+                title="Surf report",
+                description="Wave height, period and wind for surfers at a beach.",
+                input_model=SpotInput,
+                handler=surf_report,
+                mutates=False,
+                facet="surf",
+            )
+        )
+        register(
+            Tool(
+                name="surf.tides",
+                title="Tide times",
+                description="Tide tables for a port.",
+                input_model=SpotInput,
+                handler=tide_times,
+                mutates=False,
+                facet="surf",
+            )
+        )

@@ -251,8 +251,9 @@ class App:
 
     @property
     def semantic_search(self) -> bool:
-        """`[search] semantic`: tool search and knowledge search fuse dense embeddings."""
-        return self.config.model.search.semantic
+        """`[search] knowledge_semantic`: knowledge search (and ingest) fuses dense embeddings;
+        tool search reads `[search] semantic` itself (`Finder.configured`)."""
+        return self.config.model.search.knowledge_semantic
 
     # -- resources --------------------------------------------------------------------------
 

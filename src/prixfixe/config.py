@@ -276,14 +276,19 @@ class ReportsConfig(BaseModel):
 
 
 class SearchConfig(BaseModel):
-    """`[search]`: how `tool_search` ranks."""
+    """`[search]`: how `tool_search` ranks, and whether knowledge search ranks by meaning too."""
 
     model_config = ConfigDict(extra="forbid")
 
     semantic: bool = Field(
+        default=True,
+        description="tool_search fuses dense embeddings (wordllama, loaded on the first "
+        "search) with the lexical ranking; false: lexical only.",
+    )
+    knowledge_semantic: bool = Field(
         default=False,
-        description="Fuse dense embeddings (wordllama, from the prixfixe[semantic] extra) "
-        "with the lexical ranking.",
+        description="Knowledge search is hybrid too: every ingested chunk is embedded and "
+        "searches fuse the same embeddings (costs ingest time and a vector a chunk).",
     )
 
 

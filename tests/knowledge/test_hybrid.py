@@ -1,7 +1,7 @@
 """Hybrid search: BM25 fused with wordllama's embeddings, tool search's engine, over chunks.
 
-The keyword path is tested without the `semantic` extra (it must run where the extra is not
-installed, as in CI); the tests that need the real model skip cleanly without it."""
+The keyword path is also tested as an install without numpy sees it (the dense half cannot be
+imported); wordllama is a dependency, so the tests with the real model always run."""
 
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ CHUNKS = {"house.md": 4, "car/car.md": 3, "guide.md": 3, "notes.txt": 1}
 QUERIES = ("the wifi is not working", "bleed radiators", "how often to water tomatoes", "oil")
 
 
-# -- the keyword path, with or without the extra -------------------------------------------
+# -- the keyword path, with or without numpy -----------------------------------------------
 
 
 @pytest.mark.parametrize("query", QUERIES)
@@ -101,19 +101,19 @@ def test_without_semantic_search_is_the_keyword_search_it_always_was(
     )
 
 
-def test_semantic_without_the_extra_runs_keyword_and_says_what_to_install(
+def test_semantic_without_numpy_runs_keyword_and_says_what_to_install(
     notes: OwnerSlice, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The extra brings numpy; without it the dense half cannot even be imported.
+    # wordllama brings numpy; without it the dense half cannot even be imported.
     monkeypatch.setitem(sys.modules, "numpy", None)
     monkeypatch.delitem(sys.modules, "prixfixe.search.semantic", raising=False)
 
     found = find(notes, "bleed radiators", semantic=True)
     assert found.mode == "keyword"
     assert found.note == (
-        "hybrid search is unavailable: search.semantic is on, but the prixfixe[semantic] "
-        "extra is not installed (numpy is missing); install it with: "
-        "pip install 'prixfixe[semantic]'"
+        "hybrid search is unavailable: search.knowledge_semantic is on, but wordllama's "
+        "dependencies are not installed (numpy is missing); install it with: "
+        "pip install 'wordllama>=0.3.8,<0.4'"
     )
     assert found.hits == _before_hybrid(notes, "bleed radiators")
 
@@ -131,7 +131,6 @@ def test_a_query_without_words_is_the_same_error_in_either_mode(notes: OwnerSlic
 
 @pytest.fixture(scope="module")
 def wordllama() -> Embedder:
-    pytest.importorskip("wordllama")
     from prixfixe.search.semantic import shared_wordllama
 
     return shared_wordllama()
@@ -209,7 +208,6 @@ def test_filters_hold_in_hybrid_mode_for_word_and_meaning_matches_alike(
 def test_a_wordllama_without_its_model_is_named_in_the_note_never_downloaded(
     notes: OwnerSlice, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    pytest.importorskip("wordllama")
     from prixfixe.search import semantic
 
     fake = types.ModuleType("wordllama")

@@ -1,7 +1,8 @@
-"""`[search] semantic` reaches every knowledge writer and reader: a tool's write embeds what it
-added before clients are told, the health resource and the `kb-search` step report the mode
-searches run in, and `prixfixe kb reindex --embeddings` is the explicit rebuild. Without the
-extra, every write still succeeds and each reader says why it ran keyword-only."""
+"""`[search] knowledge_semantic` reaches every knowledge writer and reader: a tool's write embeds
+what it added before clients are told, the health resource and the `kb-search` step report the
+mode searches run in, and `prixfixe kb reindex --embeddings` is the explicit rebuild. It is off
+by default, even though tool search ranks by meaning by default: ingest embeds nothing. Without
+numpy, every write still succeeds and each reader says why it ran keyword-only."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from tests.knowledge.conftest import GUIDE
 
 pytestmark = pytest.mark.anyio
 
-SEMANTIC = "[search]\nsemantic = true\n"
+SEMANTIC = "[search]\nknowledge_semantic = true\n"
 ROUTINE = """
 [routines.morning]
 [[routines.morning.steps]]
@@ -51,13 +52,8 @@ async def add_through_the_tool(client: Client) -> None:
     assert result.is_error is False, result.content
 
 
-@pytest.fixture
-def wordllama() -> None:
-    pytest.importorskip("wordllama")
-
-
 async def test_a_tool_write_embeds_its_chunks_and_health_reports_hybrid(
-    make_app: AppFactory, revision: str, wordllama: None
+    make_app: AppFactory, revision: str
 ) -> None:
     app = make_app(config=SEMANTIC, plugins=[])
     async with Client(build_server(app), mode=revision) as client:
@@ -72,9 +68,7 @@ async def test_a_tool_write_embeds_its_chunks_and_health_reports_hybrid(
     assert "search_note" not in health
 
 
-async def test_the_kb_search_step_runs_hybrid_when_semantic_is_on(
-    make_app: AppFactory, wordllama: None
-) -> None:
+async def test_the_kb_search_step_runs_hybrid_when_semantic_is_on(make_app: AppFactory) -> None:
     app = make_app(config=SEMANTIC + ROUTINE, plugins=[])
     async with Client(build_server(app)) as client:
         await add_through_the_tool(client)
@@ -84,11 +78,14 @@ async def test_the_kb_search_step_runs_hybrid_when_semantic_is_on(
     assert (step["status"], step["data"]["mode"], step["data"]["note"]) == ("ok", "hybrid", "")
 
 
-async def test_without_semantic_nothing_is_embedded_and_health_says_keyword(
+async def test_by_default_nothing_is_embedded_and_health_says_keyword(
     make_app: AppFactory,
 ) -> None:
     app = make_app(plugins=[])
     async with Client(build_server(app)) as client:
+        # Tool search ranks by meaning by default (the model is loaded); ingest still does not.
+        searched = await client.call_tool("tool_search", {"query": "add a document"})
+        assert app.finder.semantic is True, searched.content
         await add_through_the_tool(client)
         health = await read_json(client, "prixfixe://knowledge/health")
     assert vectors.state(app.store.slice(KNOWLEDGE_OWNER)).record is None
@@ -97,10 +94,10 @@ async def test_without_semantic_nothing_is_embedded_and_health_says_keyword(
     assert "search_note" not in health
 
 
-async def test_without_the_extra_a_write_succeeds_and_health_says_why_keyword(
+async def test_without_numpy_a_write_succeeds_and_health_says_why_keyword(
     make_app: AppFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The extra brings numpy; without it the dense half cannot even be imported.
+    # wordllama brings numpy; without it the dense half cannot even be imported.
     monkeypatch.setitem(sys.modules, "numpy", None)
     monkeypatch.delitem(sys.modules, "prixfixe.search.semantic", raising=False)
     app = make_app(config=SEMANTIC, plugins=[])
@@ -109,7 +106,7 @@ async def test_without_the_extra_a_write_succeeds_and_health_says_why_keyword(
         health = await read_json(client, "prixfixe://knowledge/health")
     assert vectors.state(app.store.slice(KNOWLEDGE_OWNER)).record is None
     assert health["search_mode"] == "keyword"
-    assert "prixfixe[semantic]" in health["search_note"]
+    assert "pip install 'wordllama>=0.3.8,<0.4'" in health["search_note"]
     assert health["vectors"]["pending"] == health["chunks"] > 0
 
 
@@ -125,7 +122,7 @@ def test_reindex_embeddings_takes_no_collection(
 
 
 def test_reindex_embeddings_rebuilds_every_vector_with_the_current_model(
-    tmp_path: Path, make_app: AppFactory, monkeypatch: pytest.MonkeyPatch, wordllama: None
+    tmp_path: Path, make_app: AppFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
     app = make_app(plugins=[])

@@ -245,6 +245,19 @@ async def test_search_sharing_no_term_with_any_tool_says_no_good_match(
     async with Client(build_server(make_app()), mode="legacy") as client:
         result = await client.call_tool("tool_search", {"query": "transcode video hevc"})
     found = searched(result)
+    # Ranked by meaning too (the default): the nearest tools, none called a match.
+    assert found.good_match is False
+    assert found.names
+    assert found.text.startswith("No good match for 'transcode video hevc'; nearest:")
+
+
+async def test_lexical_search_sharing_no_term_with_any_tool_lists_nothing(
+    make_app: AppFactory,
+) -> None:
+    app = make_app(config="[search]\nsemantic = false\n")
+    async with Client(build_server(app), mode="legacy") as client:
+        result = await client.call_tool("tool_search", {"query": "transcode video hevc"})
+    found = searched(result)
     assert (found.good_match, found.names) == (False, [])
     assert found.text.startswith("No tool fits 'transcode video hevc'")
 

@@ -1,16 +1,18 @@
-"""Behaviour of the `prixfixe[semantic]` extra: wordllama's embeddings fused with the lexical
-ranker, loaded offline, with tool vectors cached by content hash. Skipped without the extra."""
+"""Semantic ranking, tool search's default: wordllama's embeddings (a dependency, never skipped)
+fused with the lexical ranker, loaded offline on the first search, with tool vectors cached by
+content hash; a model that cannot load leaves search lexical."""
 
 from __future__ import annotations
 
+import logging
+import sys
+import threading
 import types
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-pytest.importorskip("wordllama")
 
 from prixfixe.config import ConfigModel
 from prixfixe.core.facets import Exposure
@@ -133,14 +135,14 @@ def test_a_damaged_cache_file_is_ignored_and_rewritten(
     assert reread.embedded == []
 
 
-def test_without_wordllama_installed_the_error_names_the_extra(
+def test_without_wordllama_installed_the_error_names_what_to_install(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     def missing(name: str) -> types.ModuleType:
         raise ImportError(name)
 
     monkeypatch.setattr(semantic.importlib, "import_module", missing)
-    with pytest.raises(SemanticUnavailableError, match=r"prixfixe\[semantic\]"):
+    with pytest.raises(SemanticUnavailableError, match=r"pip install 'wordllama>=0\.3\.8,<0\.4'"):
         load_wordllama()
 
 
@@ -164,9 +166,8 @@ def _handler(ctx: ToolContext, args: object) -> str:  # never called
     return ""
 
 
-def test_search_semantic_in_the_config_makes_the_finder_fuse_and_cache_under_home(
-    tmp_path: Path,
-) -> None:
+def _demo_registry() -> Registry:
+    """The catalogue above as registered tools of one plugin."""
     from pydantic import BaseModel
 
     registry = Registry()
@@ -185,15 +186,105 @@ def test_search_semantic_in_the_config_makes_the_finder_fuse_and_cache_under_hom
         ],
         owner="demo",
     )
-    exposure = Exposure(("core",), "default", (), "default")
-    lexical = Finder.configured(registry, exposure, ConfigModel(), tmp_path)
-    assert lexical.find("is my plane late").found == []
+    return registry
 
-    config = ConfigModel.model_validate({"search": {"semantic": True}})
-    finder = Finder.configured(registry, exposure, config, tmp_path)
+
+EXPOSURE = Exposure(("core",), "default", (), "default")
+
+
+def test_search_semantic_is_the_default_loaded_by_the_first_search_and_cached_under_home(
+    tmp_path: Path,
+) -> None:
+    registry, exposure = _demo_registry(), EXPOSURE
+    off = ConfigModel.model_validate({"search": {"semantic": False}})
+    lexical = Finder.configured(registry, exposure, off, tmp_path)
+    assert lexical.find("is my plane late").found == []
+    assert not (tmp_path / VECTOR_CACHE).exists()
+
+    finder = Finder.configured(registry, exposure, ConfigModel(), tmp_path)  # the default
+    assert not (tmp_path / VECTOR_CACHE).exists(), "nothing is loaded before the first search"
+    assert finder.ready() is False
     outcome = finder.find("is my plane late")
     assert outcome.found[0].entry.name == "flight_status"
     assert (tmp_path / VECTOR_CACHE).is_file()
+    assert finder.ready() is True
+
+
+@pytest.mark.parametrize("broken", ["no model", "no numpy"])
+def test_a_model_that_cannot_load_leaves_tool_search_lexical_with_one_warning(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    broken: str,
+) -> None:
+    if broken == "no model":
+
+        def unavailable() -> WordLlamaEmbedder:
+            raise SemanticUnavailableError("wordllama 9 does not ship its model")
+
+        monkeypatch.setattr(semantic, "shared_wordllama", unavailable)
+        said = "tool search is lexical only: wordllama 9 does not ship its model"
+    else:  # what an install without numpy sees: the module cannot be imported
+        monkeypatch.setitem(sys.modules, "numpy", None)
+        monkeypatch.delitem(sys.modules, "prixfixe.search.semantic")
+        said = "tool search is lexical only: semantic ranking needs numpy"
+    registry = _demo_registry()
+    finder = Finder.configured(registry, EXPOSURE, ConfigModel(), tmp_path)
+    with caplog.at_level(logging.WARNING, logger="prixfixe.tools.finder"):
+        assert finder.find("delete file").found[0].entry.name == "files_delete"
+        assert finder.find("is my plane late").found == [], "lexical: no shared word, no hit"
+        registry.add_tools([], owner="another")  # a rebuild does not try (or warn) again
+        finder.find("delete file")
+    (message,) = [r.getMessage() for r in caplog.records]
+    assert message.startswith(said)
+    assert finder.semantic is False
+    assert not (tmp_path / VECTOR_CACHE).exists()
+
+
+class ThreadRecordingEmbedder(CountingEmbedder):
+    """Records the thread each embedding ran on."""
+
+    def __init__(self, inner: WordLlamaEmbedder) -> None:
+        super().__init__(inner)
+        self.threads: list[threading.Thread] = []
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        self.threads.append(threading.current_thread())
+        return super().embed(texts)
+
+
+@pytest.mark.anyio
+async def test_the_default_server_ranks_a_paraphrase_sharing_no_word_and_embeds_off_the_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embedder: WordLlamaEmbedder
+) -> None:
+    from mcp import Client
+
+    from prixfixe.app import App
+    from prixfixe.mcp.server import build_server
+    from tests.plugin_fixtures import SurfPlugin
+    from tests.search_text import searched
+
+    recording = ThreadRecordingEmbedder(embedder)
+    monkeypatch.setattr(semantic, "shared_wordllama", lambda: recording)
+    app = App.build(
+        env={"PRIXFIXE_HOME": str(tmp_path / "home"), "PRIXFIXE_LOAD_PLUGINS": ""},
+        cwd=tmp_path,
+        extra_plugins=[SurfPlugin()],
+    )
+    async with Client(build_server(app), mode="legacy") as client:
+        loop_thread = threading.current_thread()
+        found = await client.call_tool("tool_search", {"query": "a swell hitting Torquay"})
+        again = await client.call_tool("tool_search", {"query": "a swell hitting the coast"})
+    assert searched(found).names[0] == "surf.report"
+    assert searched(again).names[0] == "surf.report"
+    # Every tool was embedded once, by the first search, in a worker thread; the second
+    # search embedded only its query.
+    (first_tools, first_query, second_query) = recording.threads
+    assert first_tools is not loop_thread
+    assert first_query is not loop_thread
+    assert second_query is loop_thread, "a built index is searched on the loop"
+    assert recording.embedded[-1] == "a swell hitting the coast"
+    assert any(text.startswith("surf report. Wave height") for text in recording.embedded)
 
 
 class NarrowEmbedder:
@@ -245,3 +336,40 @@ async def test_a_server_configured_with_search_semantic_fuses_through_tool_searc
         found = await client.call_tool("tool_search", {"query": "note something to remember"})
     assert searched(found).names, "a fused search still answers"
     assert (tmp_path / "home" / VECTOR_CACHE).is_file(), "tool vectors were cached under home"
+
+
+STARTUP = """
+import json, pathlib, sys, anyio
+from mcp import Client
+from prixfixe.app import App
+from prixfixe.mcp.server import build_server
+
+async def main():
+    app = App.build(cwd=pathlib.Path(sys.argv[1]))
+    seen = {}
+    async with Client(build_server(app), mode="legacy") as client:
+        await client.list_tools()
+        seen["serving"] = sorted(m for m in ("numpy", "wordllama") if m in sys.modules)
+        await client.call_tool("tool_search", {"query": "remember this"})
+        seen["searched"] = sorted(m for m in ("numpy", "wordllama") if m in sys.modules)
+    print(json.dumps(seen))
+
+anyio.run(main)
+"""
+
+
+def test_a_server_imports_neither_numpy_nor_wordllama_before_its_first_search(
+    tmp_path: Path,
+) -> None:
+    import json
+    import subprocess
+
+    proc = subprocess.run(
+        [sys.executable, "-c", STARTUP, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert seen == {"serving": [], "searched": ["numpy", "wordllama"]}

@@ -273,7 +273,7 @@ def _show_outline(collection: str, doc: Any, heads: Any, as_json: bool) -> None:
 @friendly
 def kb_search(query: str, collection: str | None, limit: int, as_json: bool) -> None:
     """Search the chunks of every collection (or one) for QUERY, best first: by its words
-    (BM25), fused with dense embeddings when [search] semantic is on."""
+    (BM25), fused with dense embeddings when [search] knowledge_semantic is on."""
     from prixfixe.knowledge.search import find
 
     app = build_app()
@@ -348,7 +348,7 @@ def kb_remove(collection: str, document: str | None, yes: bool, as_json: bool) -
     "--embeddings",
     is_flag=True,
     help="Instead, drop every stored vector and embed every chunk again with the current model "
-    "(after a model change; needs the semantic extra).",
+    "(after a model change; needs wordllama).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print what was done as JSON.")
 @friendly
@@ -405,7 +405,7 @@ def kb_reindex(collection: str | None, grant: bool, embeddings: bool, as_json: b
 
 
 def _embed(app: Any, changed: bool, as_json: bool) -> None:
-    """With `[search] semantic` on, embed the chunks a write added, so hybrid search sees
+    """With `[search] knowledge_semantic` on, embed the chunks a write added, so hybrid search sees
     them; never fails the write (without the extra it says so and goes on)."""
     if not changed:
         return

@@ -67,7 +67,7 @@ class Host(LogLevels, Protocol):
 
     @property
     def semantic_search(self) -> bool:
-        """`[search] semantic`: tool search and knowledge search fuse dense embeddings."""
+        """`[search] knowledge_semantic`: knowledge search fuses dense embeddings."""
         ...
 
     @property

@@ -94,7 +94,7 @@ class StepContext:
     #: The folder of the configuration file that defined `commands`: where a named command
     #: runs, whoever named it (never the server's working directory). None: `base_dir`.
     commands_dir: Path | None = None
-    #: `[search] semantic`: a step that searches (`kb-search`) fuses dense embeddings.
+    #: `[search] knowledge_semantic`: a step that searches (`kb-search`) fuses dense embeddings.
     semantic: bool = False
 
     def path(self, value: str) -> Path:

@@ -67,7 +67,7 @@ def health(
     open_store: Callable[[], Store], owner: str, *, semantic: bool = False
 ) -> dict[str, Any]:
     """The health document; `open_store` gives the store (opening it may itself fail, which
-    is reported like any other fault). `semantic` is `[search] semantic`: whether searches
+    is reported like any other fault). `semantic` is `[search] knowledge_semantic`: whether searches
     ask to be hybrid, so the mode reported is the one they run in now (with why not)."""
     problems: list[str] = []
     found: dict[str, Any] = {}

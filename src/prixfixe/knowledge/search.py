@@ -5,9 +5,9 @@ A query is words, never FTS5 syntax: each word is quoted and the words are OR-ed
 ranks chunks holding more (and rarer) of them first and no query can be a syntax error. A
 match in a chunk's heading weighs twice one in its body.
 
-Hybrid: with `[search] semantic` (or an embedder given) and the stored chunk vectors made by
-that embedder's model (`vectors`), each chunk's score is tool search's fused score: its lexical
-confidence (its BM25 as a share of what the query's words could give at most, the same
+Hybrid: with `[search] knowledge_semantic` (or an embedder given) and the stored chunk vectors
+made by that embedder's model (`vectors`), each chunk's score is tool search's fused score: its
+lexical confidence (its BM25 as a share of what the query's words could give at most, the same
 normalisation as `prixfixe.search`) plus `dense_weight` times the cosine of its vector to the
 query's, over every stored vector (brute force, numpy). The fusion and its constants are
 `prixfixe.search`'s own, so tools and documents are ranked by one engine. Otherwise the
@@ -106,7 +106,7 @@ def find(
     `limit` chunks for `query`, filtered by collection, document path (a glob, `notes/*`)
     and format, with the mode it ran in.
 
-    Hybrid when `semantic` (`[search] semantic`: the shared wordllama model) or `embedder`
+    Hybrid when `semantic` (`[search] knowledge_semantic`: the shared wordllama model) or `embedder`
     is given and the stored vectors were made by that model; else keyword, with a `note`
     saying why when hybrid was asked for. Blocking: call from a worker thread."""
     filters = {
@@ -126,7 +126,8 @@ def hybrid_ready(
     slice_: KnowledgeTables, embedder: Embedder | None = None
 ) -> tuple[Embedder, vectors.ModelRecord] | str:
     """Whether a search asked to be hybrid can be: the embedder (`embedder`, else the shared
-    `[search] semantic` one) and the vectors' record, or why not (a note naming the fix)."""
+    `[search] knowledge_semantic` one) and the vectors' record, or why not (a note naming the
+    fix)."""
     if postgres(slice_) is not None:
         return POSTGRES_NOTE
     if embedder is None:

@@ -1,8 +1,8 @@
 """Chunk embeddings for hybrid search: stored beside the chunks, kept current, read into memory.
 
-One engine ranks tools and documents: the embedder is tool search's (`[search] semantic`,
-wordllama from the `prixfixe[semantic]` extra, `prixfixe.search.semantic`) and so is the fusion
-(`search.find`). Here:
+One engine ranks tools and documents: the embedder is tool search's (wordllama, a dependency,
+`prixfixe.search.semantic`; switched on for documents by `[search] knowledge_semantic`) and so
+is the fusion (`search.find`). Here:
 
 * `embed_pending(slice_, embedder)`: embed the chunks that have no vector, a batch per
   transaction; what every writer calls after an ingest. Nothing pending costs two one-row reads.
@@ -15,8 +15,8 @@ wordllama from the `prixfixe[semantic]` extra, `prixfixe.search.semantic`) and s
 
 Vectors are stored as float16 (two bytes a dimension: 512 bytes a chunk for wordllama's 256)
 and searched brute force with numpy. On a PostgreSQL store there are none yet: nothing is
-embedded there and search is keyword-only (`search.POSTGRES_NOTE`). numpy comes with the
-extra: this module imports it only inside the functions that need it, so the keyword path
+embedded there and search is keyword-only (`search.POSTGRES_NOTE`). numpy comes with
+wordllama: this module imports it only inside the functions that need it, so the keyword path
 never does.
 """
 
@@ -41,7 +41,7 @@ BATCH = 256
 DTYPE = "float16"
 #: The command that rebuilds vectors, named in notes.
 REINDEX_COMMAND = "prixfixe kb reindex --embeddings"
-_INSTALL = "pip install 'prixfixe[semantic]'"
+_INSTALL = "pip install 'wordllama>=0.3.8,<0.4'"
 #: Why nothing is embedded on a PostgreSQL store.
 POSTGRES_WHY = "vectors are kept on a local (SQLite) store only, for now"
 
@@ -112,14 +112,14 @@ def embed_text(title: str, heading: str, body: str) -> str:
 
 
 def load_embedder() -> tuple[Embedder | None, str]:
-    """The embedder `[search] semantic` uses, loaded once per process and shared with tool
-    search; else None and why (the extra is not installed, or ships no model)."""
+    """The embedder `[search] knowledge_semantic` uses, loaded once per process, shared with tool
+    search; else None and why (wordllama or numpy is missing, or ships no model)."""
     try:
         from prixfixe.search.semantic import SemanticUnavailableError, shared_wordllama
-    except ImportError as exc:  # numpy, which the extra brings, is missing
+    except ImportError as exc:  # numpy, which wordllama brings, is missing
         missing = exc.name or "numpy"
         return None, (
-            f"search.semantic is on, but the prixfixe[semantic] extra is not installed "
+            f"search.knowledge_semantic is on, but wordllama's dependencies are not installed "
             f"({missing} is missing); install it with: {_INSTALL}"
         )
     try:
@@ -129,9 +129,9 @@ def load_embedder() -> tuple[Embedder | None, str]:
 
 
 def refresh(slice_: KnowledgeTables, *, semantic: bool) -> tuple[int, str]:
-    """After a write: embed the chunks it added when `[search] semantic` is on; how many
+    """After a write: embed the chunks it added when `[search] knowledge_semantic` is on; how many
     vectors were written, and why none could be ("" when they could). Never fails the write
-    it follows: without the extra, or with vectors made by another model (then search says
+    it follows: without wordllama, or with vectors made by another model (then search says
     so, and `kb reindex --embeddings` is the fix), it writes nothing. Blocking: call from a
     worker thread."""
     if not semantic:

@@ -122,7 +122,7 @@ class FolderSync:
         self.gate = gate
         self.listener = listener
         self.debounce_ms = debounce_ms
-        self.semantic = semantic  # `[search] semantic`: embed what each ingest adds
+        self.semantic = semantic  # `[search] knowledge_semantic`: embed what each ingest adds
         self.retry_seconds = RETRY_SECONDS
         self._serving = False
         self._synced: dict[str, anyio.Event] = {}

@@ -70,7 +70,7 @@ class RunContext:
     named: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: The folder of the configuration that defined `named`: where those commands run.
     commands_dir: Path | None = None
-    semantic: bool = False  # `[search] semantic`
+    semantic: bool = False  # `[search] knowledge_semantic`
 
 
 def refusals(routine: Routine, gate: ExecGate) -> dict[str, list[str]]:

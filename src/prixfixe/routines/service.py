@@ -49,7 +49,7 @@ class Routines:
     net: NetGate
     #: `[reports]`: how many reports are kept, and for how long.
     reports: ReportsConfig = field(default_factory=ReportsConfig)
-    #: `[search] semantic`: searches steps run (`kb-search`) fuse dense embeddings.
+    #: `[search] knowledge_semantic`: searches steps run (`kb-search`) fuse dense embeddings.
     semantic: bool = False
     #: Which day it is (`[time] zone`, `PRIXFIXE_TZ`): what steps count from and what
     #: relative dates in params (`tomorrow`) are resolved against.
@@ -89,7 +89,7 @@ class Routines:
         net = NetGate(leash.net)
         gate = ExecGate(leash.exec, env, fs=fs)
         reports = config.model.reports
-        semantic = config.model.search.semantic
+        semantic = config.model.search.knowledge_semantic
         return cls(
             routines,
             gate,

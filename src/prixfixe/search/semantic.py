@@ -1,4 +1,4 @@
-"""Dense embeddings beside the lexical ranker: the ``prixfixe[semantic]`` extra.
+"""Dense embeddings beside the lexical ranker: tool search's default (``[search] semantic``).
 
 Lexical ranking misses paraphrases that share no word with the right tool ("a swell hitting
 Torquay" for a surf report); a static embedding model places them near each other. Here:
@@ -13,8 +13,9 @@ Torquay" for a surf report); a static embedding model places them near each othe
   and :func:`shared_wordllama`, shared with the knowledge base's hybrid search so that tools
   and documents are ranked by one engine.
 
-This module needs numpy (a dependency of wordllama): it is imported only when an embedder is
-given to :class:`~prixfixe.search.SearchIndex`, so the lexical default stays dependency-free.
+This module needs numpy (a dependency of wordllama, itself a dependency of prixfixe): it is
+imported only when an embedder is loaded or given to :class:`~prixfixe.search.SearchIndex` (the
+first search, never at start-up), so starting a server imports neither numpy nor wordllama.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ WORDLLAMA_DIM = 256
 
 
 class SemanticUnavailableError(PrixfixeError):
-    """The semantic extra is switched on but its model cannot be loaded."""
+    """Semantic ranking is switched on but wordllama's model cannot be loaded."""
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ def load_wordllama() -> WordLlamaEmbedder:
     Raises :class:`SemanticUnavailableError` naming what to install when wordllama is missing
     or is a release that does not ship its model and tokenizer (0.4 and later fetch them).
     """
-    install = "install it with: pip install 'prixfixe[semantic]' (wordllama>=0.3.8,<0.4)"
+    install = "install it with: pip install 'wordllama>=0.3.8,<0.4'"
     try:
         # Imported by name: wordllama ships no type information.
         wordllama = importlib.import_module("wordllama")

@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Annotated, Any
 
+import anyio.to_thread
 import mcp_types as types
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
 
@@ -202,7 +203,14 @@ def search_text(data: SearchOutput, listed: Callable[[str], bool]) -> str:
 
 
 async def tool_search(ctx: ToolContext, args: SearchInput) -> ToolResult:
-    data = search_data(ctx.app, args.query, limit=args.limit, facet=args.facet)
+    if ctx.app.finder.ready(args.facet):
+        data = search_data(ctx.app, args.query, limit=args.limit, facet=args.facet)
+    else:
+        # The first search (or the first since the tools changed) builds the index, and may
+        # load the embedding model and embed every tool: off the event loop.
+        data = await anyio.to_thread.run_sync(
+            lambda: search_data(ctx.app, args.query, limit=args.limit, facet=args.facet)
+        )
     return ToolResult(text=search_text(data, ctx.app.exposure.listed), data=data)
 
 

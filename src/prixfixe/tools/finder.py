@@ -5,13 +5,20 @@ Analysing a tool's texts is the costly part of an index, so analysed tools are k
 and reused while that plugin's tools are the same objects; a registry change re-analyses only
 the plugin that changed, then reassembles the index (IDF depends on the whole catalogue).
 
-With `[search] semantic = true` the index also fuses dense embeddings (`prixfixe[semantic]`);
-tool vectors are cached by content hash in the prixfixe home, so a restart re-embeds only the
-tools that changed."""
+With `[search] semantic` (the default) the index also fuses dense embeddings (wordllama,
+`prixfixe.search.semantic`). CONTRACT: the model is loaded by the first search that builds an
+index, never at start-up (neither numpy nor wordllama is imported before); a model that cannot
+be loaded leaves search lexical with one warning in the log, never an error. Tool vectors are
+cached by content hash in the prixfixe home, so a restart re-embeds only the tools that changed.
+Building an index (the first search, or the first after the registry changed) can take a
+moment: `ready()` says whether a search would build, so that a caller on an event loop can
+search in a worker thread then; builds are serialised by a lock."""
 
 from __future__ import annotations
 
 import gc
+import logging
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -37,6 +44,8 @@ if TYPE_CHECKING:
 
 #: Where tool vectors are cached, under the prixfixe home.
 VECTOR_CACHE = Path("cache") / "search-vectors.npz"
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -135,36 +144,65 @@ class Finder:
         *,
         embedder: Embedder | None = None,
         vector_cache: VectorCache | None = None,
+        semantic_cache: Path | None = None,
     ) -> None:
+        """`embedder`: fuse its embeddings now (tool vectors in `vector_cache`, else in
+        memory); else `semantic_cache`: load wordllama (shared with the knowledge base) when
+        the first index is built, caching tool vectors in that file, or stay lexical if it
+        cannot be loaded."""
         self._registry = registry
         self._exposure = exposure
         self._embedder = embedder
-        if embedder is not None and vector_cache is None:
-            from prixfixe.search.semantic import VectorCache
-
-            # In memory at least: a rebuild after a plugin changed embeds only its tools.
-            vector_cache = VectorCache()
         self._vector_cache = vector_cache
+        #: The cache file of an embedder still to load; None once tried (or never asked).
+        self._pending_model = semantic_cache if embedder is None else None
         self._indexes: dict[str | None, _Built] = {}
         self._analysed: dict[str, _Analysed] = {}
         self._analysed_version = -1
+        self._building = threading.Lock()
 
     @classmethod
     def configured(
         cls, registry: Registry, exposure: Exposure, config: ConfigModel, home: Path
     ) -> Finder:
-        """The finder `[search]` asks for: lexical, or fused with wordllama's embeddings
-        (loaded from its wheel now, so a missing model is a clear error at the first search)."""
+        """The finder `[search]` asks for: fused with wordllama's embeddings (loaded by the
+        first search) unless `semantic = false`, then lexical."""
         if not config.search.semantic:
             return cls(registry, exposure)
-        from prixfixe.search.semantic import VectorCache, load_wordllama
+        return cls(registry, exposure, semantic_cache=home / VECTOR_CACHE)
 
-        return cls(
-            registry,
-            exposure,
-            embedder=load_wordllama(),
-            vector_cache=VectorCache(home / VECTOR_CACHE),
-        )
+    @property
+    def semantic(self) -> bool:
+        """Whether searches fuse embeddings (before the first search: whether they will try)."""
+        return self._embedder is not None or self._pending_model is not None
+
+    def _load_model(self) -> None:
+        """Load the pending embedder once; on failure stay lexical and say why, once."""
+        cache_path, self._pending_model = self._pending_model, None
+        assert cache_path is not None
+        try:
+            from prixfixe.search.semantic import (
+                SemanticUnavailableError,
+                VectorCache,
+                shared_wordllama,
+            )
+        except ImportError as exc:  # numpy, which wordllama brings, is missing
+            log.warning(
+                "tool search is lexical only: semantic ranking needs %s, which is not "
+                "installed (pip install 'wordllama>=0.3.8,<0.4')",
+                exc.name or "numpy",
+            )
+            return
+        try:
+            embedder = shared_wordllama()
+        except SemanticUnavailableError as exc:
+            log.warning("tool search is lexical only: %s", exc.message)
+            return
+        self._embedder = embedder
+        self._vector_cache = VectorCache(cache_path)
+        # Analysed tools do not keep the text an embedder reads: analyse them again.
+        self._analysed = {}
+        self._analysed_version = -1
 
     def _analyze(self, entry: RegisteredTool) -> AnalyzedDocument:
         if self._embedder is not None:  # it embeds the document: keep it
@@ -197,13 +235,26 @@ class Finder:
         self._analysed = fresh
         self._analysed_version = version
 
+    def ready(self, facet: str | None = None) -> bool:
+        """Whether a search of `facet` would use a built index (no model to load, no tool to
+        analyse or embed): cheap enough for an event loop."""
+        built = self._indexes.get(facet)
+        return built is not None and built.version == self._registry.version
+
     def _index(self, facet: str | None) -> _Built:
         version = self._registry.version
         built = self._indexes.get(facet)
-        if built is None or built.version != version:
-            with _cyclic_gc_paused():
-                built = self._build(facet, version)
-            self._indexes[facet] = built
+        if built is not None and built.version == version:
+            return built
+        with self._building:
+            version = self._registry.version
+            built = self._indexes.get(facet)
+            if built is None or built.version != version:
+                if self._pending_model is not None:
+                    self._load_model()
+                with _cyclic_gc_paused():
+                    built = self._build(facet, version)
+                self._indexes[facet] = built
         return built
 
     def _build(self, facet: str | None, version: int) -> _Built:
@@ -224,6 +275,11 @@ class Finder:
                 if keep:
                     entries[entry.name] = entry
                     docs.append(doc)
+        if self._embedder is not None and self._vector_cache is None:
+            from prixfixe.search.semantic import VectorCache
+
+            # In memory at least: a rebuild after a plugin changed embeds only its tools.
+            self._vector_cache = VectorCache()
         index = SearchIndex(docs, embedder=self._embedder, vector_cache=self._vector_cache)
         return _Built(version, index, entries)
 
