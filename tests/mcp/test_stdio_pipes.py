@@ -1,6 +1,6 @@
-"""`prixfixe serve` reads and writes pipes on the event loop (`_Pipe`), and anything else (a
-file, a terminal) through the SDK's threaded files; both answer the same, and a message larger
-than the pipe holds is written whole while the reader is slow."""
+"""`prixfixe serve` reads and writes pipes on the event loop (`_Pipe`) when both its stdin and
+stdout are pipes, and otherwise (a file, a terminal) uses the SDK's threaded files; both answer
+the same, and a message larger than the pipe holds is written whole while the reader is slow."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import anyio
@@ -39,24 +40,27 @@ def _env(folder: Path) -> dict[str, str]:
 
 
 @pytest.mark.slow
-def test_a_server_whose_stdin_and_stdout_are_files_answers_through_the_sdks_threads(
-    tmp_path: Path,
-) -> None:
-    requests = tmp_path / "in.jsonl"
-    requests.write_text("".join(json.dumps(m) + "\n" for m in MESSAGES), encoding="utf-8")
+def test_a_server_whose_stdout_is_a_file_answers_through_the_sdks_threads(tmp_path: Path) -> None:
     answers = tmp_path / "out.jsonl"
-    with requests.open("rb") as stdin, answers.open("wb") as stdout:
-        done = subprocess.run(
+    with answers.open("wb") as stdout:
+        proc = subprocess.Popen(
             [sys.executable, "-m", "prixfixe", "serve"],
-            stdin=stdin,
+            stdin=subprocess.PIPE,
             stdout=stdout,
             stderr=subprocess.PIPE,
             env=_env(tmp_path),
             cwd=tmp_path,
-            timeout=60,
-            check=False,
         )
-    assert done.returncode == 0, done.stderr.decode()
+        assert proc.stdin is not None
+        proc.stdin.write("".join(json.dumps(m) + "\n" for m in MESSAGES).encode())
+        proc.stdin.flush()
+        deadline = time.monotonic() + 60
+        while answers.read_text().count("\n") < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.stdin.close()  # only once both are answered: the end of input ends the server
+        assert proc.stderr is not None
+        stderr = proc.stderr.read().decode()
+        assert proc.wait(timeout=60) == 0, stderr
     replies = {r["id"]: r for r in map(json.loads, answers.read_text().splitlines())}
     assert replies[1]["result"]["serverInfo"]["name"] == "prixfixe"
     assert "tool_search" in replies[2]["result"]["content"][0]["text"]
