@@ -81,6 +81,8 @@ def test_a_check_past_its_deadline_is_an_error_naming_the_bound(
     with pytest.raises(InvalidArgumentsError) as raised:
         validation._bounded_check(_entry({"type": "object"}), {})
     assert "took longer than -1s, so they were not sent" in raised.value.message
+    overtime = validation._bounded_output_check("t", {"type": "object"}, {})
+    assert overtime == "checking the result of 't' against its output schema took longer than -1s"
 
 
 @pytest.mark.anyio
@@ -233,3 +235,33 @@ def test_only_a_valid_raw_schema_is_ever_checked_on_the_loop() -> None:
     assert _entry({"type": 5}).inline_nodes is None  # not JSON Schema: its server judges
     model = RegisteredTool(replace(_entry(SMALL).tool, input_schema=None))
     assert model.inline_nodes is None  # a model's arguments: pydantic, on the loop anyway
+
+
+@pytest.mark.anyio
+async def test_an_output_too_big_for_the_loop_is_checked_in_a_thread_against_the_kept_schema(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"n": {"type": "array", "items": {"type": "integer"}}},
+    }
+    assert await check_output("t", schema, {"n": [1]}) is None  # compiled, in a thread
+    threads: list[object] = []
+    real = validation.anyio.to_thread.run_sync
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        threads.append(args[0])
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(validation.anyio.to_thread, "run_sync", counted)
+    big = {"n": [1] * validation.INLINE_WORK + ["x"]}
+    assert "invalid structured content" in (await check_output("t", schema, big) or "")
+    assert len(threads) == 1
+
+
+@pytest.mark.anyio
+async def test_an_output_schema_nested_past_the_recursion_limit_is_refused_not_a_crash() -> None:
+    deep: dict[str, Any] = {"type": "integer"}
+    for _ in range(5_000):
+        deep = {"items": deep}
+    assert "nests too deeply to check" in (await check_output("t", deep, [1]) or "")
