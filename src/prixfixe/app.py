@@ -465,18 +465,24 @@ class App:
         name: str,
         arguments: Any,
         request: ServerRequestContext[Any] | None = None,
+        *,
+        redact: bool = True,
     ) -> types.CallToolResult | types.InputRequiredResult:
         """Validate and run one tool. Unknown or denied names raise; everything that goes
         wrong inside the call (bad arguments, a failing handler) is an `isError` result the
         model can read and correct, as the MCP spec asks for tool execution errors. A tool
         that asks the client for input on 2026-07-28 ends with an `input_required` result.
-        Every result passes the redactor: no registered secret value reaches the client."""
+        Every result passes the redactor: no registered secret value reaches the client.
+        `redact=False` is for a tool handler returning the result as its own (`tool_invoke`):
+        the handler runs only inside `call_tool`, which redacts what it returns, once."""
         calling = _CALLING.set(request)  # what a routine's `mcp-query` steps count against
         try:
             result = await self._call_tool(name, arguments, request)
         finally:
             _CALLING.reset(calling)
-        return redact_result(result) if isinstance(result, types.CallToolResult) else result
+        if redact and isinstance(result, types.CallToolResult):
+            return redact_result(result)
+        return result
 
     async def _call_tool(
         self,

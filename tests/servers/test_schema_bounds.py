@@ -5,13 +5,20 @@ tests/security/test_mounted_schemas.py."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 from referencing.exceptions import Unresolvable
 
 from prixfixe.core.registry import RegisteredTool
-from prixfixe.declarations.json_schema import Overtime, deadline, local_validator
+from prixfixe.declarations.json_schema import (
+    Overtime,
+    deadline,
+    json_nodes,
+    linear_nodes,
+    local_validator,
+)
 from prixfixe.declarations.tool import Tool
 from prixfixe.errors import InvalidArgumentsError
 from prixfixe.servers.tools import RawArguments
@@ -74,6 +81,8 @@ def test_a_check_past_its_deadline_is_an_error_naming_the_bound(
     with pytest.raises(InvalidArgumentsError) as raised:
         validation._bounded_check(_entry({"type": "object"}), {})
     assert "took longer than -1s, so they were not sent" in raised.value.message
+    overtime = validation._bounded_output_check("t", {"type": "object"}, {})
+    assert overtime == "checking the result of 't' against its output schema took longer than -1s"
 
 
 @pytest.mark.anyio
@@ -126,3 +135,133 @@ def test_which_argument_names_look_secret(
     name: str, node: dict[str, Any] | None, secret: bool
 ) -> None:
     assert looks_secret(name, node) is secret
+
+
+# -- what is checked on the event loop, and what still goes to a thread ---------------------
+
+SMALL = {
+    "type": "object",
+    "properties": {"n": {"type": "integer"}, "tags": {"type": "array", "items": {"enum": ["a"]}}},
+    "required": ["n"],
+    "additionalProperties": False,
+}
+
+
+@pytest.mark.parametrize(
+    "key", ["$ref", "$dynamicRef", "$recursiveRef", "uniqueItems", "unevaluatedProperties"]
+)
+def test_a_schema_with_a_keyword_that_is_not_linear_is_never_checked_on_the_loop(key: str) -> None:
+    schema = {"type": "object", "properties": {"a": {key: True}}}
+    assert linear_nodes(schema, 1000) is None
+    assert linear_nodes(SMALL, 1000) == json_nodes(SMALL, 1000)
+
+
+def test_counting_nodes_stops_past_its_limit() -> None:
+    assert json_nodes({"a": [1, 2, {"b": None}]}, 10) == 6
+    assert json_nodes(list(range(10_000)), 100) is None
+
+
+@pytest.mark.anyio
+async def test_a_small_linear_schema_is_judged_in_the_thread_first_then_checked_on_the_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    entry = _entry(SMALL)
+    threads: list[object] = []
+    real = validation.anyio.to_thread.run_sync
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        threads.append(args[0])
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(validation.anyio.to_thread, "run_sync", counted)
+    assert await check_arguments(entry, {"n": 1}) == {"n": 1}
+    assert len(threads) == 1  # the first check judges the schema, off the loop
+    assert entry.inline_nodes == json_nodes(SMALL, 10_000)
+    assert await check_arguments(entry, {"n": 2, "tags": ["a"]}) == {"n": 2, "tags": ["a"]}
+    with pytest.raises(InvalidArgumentsError) as raised:
+        await check_arguments(entry, {"n": "2", "tags": ["b"], "x": 1})
+    assert sorted(p.kind for p in raised.value.issues) == ["enum", "extra", "type"]
+    assert len(threads) == 1  # both on the loop, refusing what the thread would refuse
+    many = {"n": 1, "tags": ["a"] * validation.INLINE_WORK}
+    assert await check_arguments(entry, many) == many
+    assert len(threads) == 2  # too much work for the loop: a thread again
+
+
+@pytest.mark.anyio
+async def test_a_loop_check_past_its_short_deadline_runs_again_in_a_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    entry = _entry(SMALL)
+    await check_arguments(entry, {"n": 1})  # judged
+    monkeypatch.setattr(validation, "INLINE_SECONDS", -1)
+    with pytest.raises(InvalidArgumentsError) as raised:
+        await check_arguments(entry, {"n": "x"})
+    assert [p.kind for p in raised.value.issues] == ["type"]  # the thread's full check
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    assert await check_output("t", schema, {"n": 1}) is None  # compiled
+    assert "invalid structured content" in (await check_output("t", schema, {"n": "x"}) or "")
+
+
+@pytest.mark.anyio
+async def test_an_output_schema_is_compiled_once_and_its_problem_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    compiled: list[object] = []
+    real = validation.local_validator
+
+    def counting(schema: Any, *, raw: bool) -> Any:
+        compiled.append(schema)
+        return real(schema, raw=raw)
+
+    monkeypatch.setattr(validation, "local_validator", counting)
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    for _ in range(3):
+        assert await check_output("t", schema, {"n": 1}) is None
+    assert "invalid structured content" in (await check_output("t", schema, {"n": "x"}) or "")
+    bad = {"type": 5, "description": "{braces} stay"}
+    for name in ("a", "b"):
+        assert f"the output schema of {name!r} is not valid JSON Schema" in (
+            await check_output(name, bad, {}) or ""
+        )
+    assert compiled == [schema, bad]
+    monkeypatch.setattr(validation, "OUTPUT_SCHEMAS_KEPT", 1)
+    other = {"type": "object"}
+    assert await check_output("t", other, {}) is None
+    assert await check_output("t", schema, {"n": 1}) is None  # pushed out: compiled again
+    assert compiled == [schema, bad, other, schema]
+
+
+def test_only_a_valid_raw_schema_is_ever_checked_on_the_loop() -> None:
+    assert _entry({"type": 5}).inline_nodes is None  # not JSON Schema: its server judges
+    model = RegisteredTool(replace(_entry(SMALL).tool, input_schema=None))
+    assert model.inline_nodes is None  # a model's arguments: pydantic, on the loop anyway
+
+
+@pytest.mark.anyio
+async def test_an_output_too_big_for_the_loop_is_checked_in_a_thread_against_the_kept_schema(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"n": {"type": "array", "items": {"type": "integer"}}},
+    }
+    assert await check_output("t", schema, {"n": [1]}) is None  # compiled, in a thread
+    threads: list[object] = []
+    real = validation.anyio.to_thread.run_sync
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        threads.append(args[0])
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(validation.anyio.to_thread, "run_sync", counted)
+    big = {"n": [1] * validation.INLINE_WORK + ["x"]}
+    assert "invalid structured content" in (await check_output("t", schema, big) or "")
+    assert len(threads) == 1
+
+
+@pytest.mark.anyio
+async def test_an_output_schema_nested_past_the_recursion_limit_is_refused_not_a_crash() -> None:
+    deep: dict[str, Any] = {"type": "integer"}
+    for _ in range(5_000):
+        deep = {"items": deep}
+    assert "nests too deeply to check" in (await check_output("t", deep, [1]) or "")

@@ -94,8 +94,11 @@ class Host(LogLevels, Protocol):
         name: str,
         arguments: Any,
         request: ServerRequestContext[Any] | None = None,
+        *,
+        redact: bool = True,
     ) -> types.CallToolResult | types.InputRequiredResult:
-        """Validate and run one tool, as `tools/call` does."""
+        """Validate and run one tool, as `tools/call` does (`redact=False`: the caller
+        returns the result from a tool call of its own, which redacts it)."""
         ...
 
     async def read_resource_text(self, uri: str) -> str:

@@ -14,6 +14,14 @@ while it does, so one crafted pattern and argument would stall every client), an
 `additionalProperties` and `unevaluatedProperties` where deciding them would take a pattern.
 A raw schema is also checked against a deadline (`deadline`): every keyword first checks it,
 so a schema whose combinators explode stops itself (`Overtime`) instead of running on.
+
+`linear_nodes` says when checking against a raw schema costs at most the product of the
+schema's and the instance's sizes: a tree (no `$ref`, `$dynamicRef` or `$recursiveRef`, so
+no subschema is reached twice by one path) without the keywords whose own work is not
+linear (`uniqueItems` compares pairs; `unevaluatedProperties`/`unevaluatedItems` re-walk
+what the other keywords evaluated). Each instance node then meets each subschema at most once,
+and no single keyword costs more than its subschema's size times the node's (`tools/
+validation.py` checks such a schema on the event loop when both are small).
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -75,7 +84,9 @@ def local_validator(schema: Mapping[str, Any], *, raw: bool) -> Validator:
 KeywordCheck = Callable[[Any, Any, Any, Any], Any]
 
 
+@cache
 def _regex_free(cls: Any, has_patterns: bool) -> Any:
+    """`cls` with no regex run and every keyword bounded; made once per dialect (a class)."""
     from jsonschema.validators import extend
 
     checks: dict[str, KeywordCheck] = {k: _bounded(f) for k, f in cls.VALIDATORS.items()}
@@ -125,3 +136,49 @@ def _mentions(node: Any, key: str) -> bool:
         elif isinstance(item, list):
             stack.extend(item)
     return False
+
+
+#: The largest raw schema (in JSON nodes) checked on the event loop, and the most work (its
+#: nodes times the instance's) such a check may cost there; `tools/validation.py` sends
+#: anything bigger to a worker thread. Measured: at this bound a check where every node fails
+#: takes about 2 ms (errors are the dear part), a passing one a tenth of that; a typical
+#: tool's work (a dozen schema nodes times a few arguments) is under 100.
+INLINE_SCHEMA_NODES = 500
+INLINE_WORK = 2_000
+
+#: Keywords that make checking cost more than linear (see the module).
+NOT_LINEAR = (
+    "$ref",
+    "$dynamicRef",
+    "$recursiveRef",
+    "uniqueItems",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+)
+
+
+def json_nodes(node: Any, limit: int) -> int | None:
+    """How many values (objects, arrays, scalars; an object's keys not counted) the JSON
+    document `node` holds, or None when more than `limit` (counting stops there)."""
+    count = 0
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        count += 1
+        if count > limit:
+            return None
+        if isinstance(item, Mapping):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return count
+
+
+def linear_nodes(schema: Mapping[str, Any], limit: int) -> int | None:
+    """The size of `schema` in JSON nodes when checking against it is linear (see the
+    module) and it holds at most `limit`; else None. A key named like one of `NOT_LINEAR`
+    anywhere (a property called `$ref` too) counts against it: wrong only towards caution."""
+    nodes = json_nodes(schema, limit)
+    if nodes is None or any(_mentions(schema, key) for key in NOT_LINEAR):
+        return None
+    return nodes

@@ -176,6 +176,18 @@ class RegisteredTool:
         return True
 
     @cached_property
+    def inline_nodes(self) -> int | None:
+        """For a valid raw input schema whose checking is linear and which holds at most
+        `INLINE_SCHEMA_NODES` nodes (`json_schema.linear_nodes`): its size in nodes, which
+        `tools/validation.py` weighs to check small arguments on the event loop. Else None
+        (a model's arguments are always checked there; other raw schemas in a thread)."""
+        if self.tool.input_schema is None or not self.schema_is_valid:
+            return None
+        from prixfixe.declarations.json_schema import INLINE_SCHEMA_NODES, linear_nodes
+
+        return linear_nodes(self.input_schema, INLINE_SCHEMA_NODES)
+
+    @cached_property
     def annotations(self) -> types.ToolAnnotations:
         # Only hints that say something: the spec reads destructive and idempotent only when a
         # tool is not read-only, and their defaults (destructive, not idempotent) go unsaid.

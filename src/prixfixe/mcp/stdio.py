@@ -8,6 +8,12 @@ server, answers those, logs one line on stderr, and passes everything else throu
 
 It also reads stdin itself, in bounded pieces: a line longer than `MAX_LINE_BYTES` is refused
 as it streams in, and a request whose id the SDK would misread as a notification is answered.
+
+When stdin and stdout are pipes or sockets (what an MCP client gives its server), both are read
+and written on the event loop (`_Pipe`: non-blocking, waiting for readiness), not in a worker
+thread per read, per write and per flush as the SDK's files are: those three thread hops were
+most of what a request cost the server. Anything else (a terminal, a file) keeps the SDK's
+threads, and the descriptors' flags are put back as they were when serving ends.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import contextlib
 import json
 import logging
 import os
+import stat
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
@@ -159,12 +166,84 @@ async def bounded_lines(read: Any, refuse: Any, limit: int = MAX_LINE_BYTES) -> 
 class _BoundedStdin:
     """What the SDK's `stdio_server` reads: an async iterator of lines, bounded and screened."""
 
-    def __init__(self, binary: Any, refuse: Any) -> None:
-        self._file = anyio.wrap_file(binary)
+    def __init__(self, binary: Any, refuse: Any, pipe: _Pipe | None = None) -> None:
+        self._read = pipe.read if pipe is not None else anyio.wrap_file(binary).read
         self._refuse = refuse
 
     def __aiter__(self) -> AsyncIterator[str]:
-        return bounded_lines(self._file.read, self._refuse)
+        return bounded_lines(self._read, self._refuse)
+
+
+class _Pipe:
+    """A pipe or socket descriptor read and written on the event loop: non-blocking, waiting
+    for readiness when it has nothing to give or no room to take (see the module)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._flags = os.get_blocking(fd)
+        os.set_blocking(fd, False)
+        self._pending = bytearray()
+
+    @staticmethod
+    def usable(fd: int) -> bool:
+        if os.name != "posix":  # pragma: no cover - the selector loop's readiness is POSIX's
+            return False
+        try:
+            mode = os.fstat(fd).st_mode
+        except OSError:  # pragma: no cover - a closed descriptor: the SDK's files say so
+            return False
+        return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+    def restore(self) -> None:
+        with contextlib.suppress(OSError):
+            os.set_blocking(self.fd, self._flags)
+
+    async def read(self, size: int) -> bytes:
+        while True:
+            try:
+                return os.read(self.fd, size)
+            except BlockingIOError:
+                await anyio.wait_readable(self.fd)
+
+    # The SDK's `stdout` (`anyio.AsyncFile[str]`'s write and flush): a message is written
+    # whole at its flush.
+    async def write(self, text: str) -> None:
+        self._pending += text.encode()
+
+    async def flush(self) -> None:
+        data, self._pending = self._pending, bytearray()
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[os.write(self.fd, view) :]
+            except BlockingIOError:
+                await anyio.wait_writable(self.fd)
+
+
+@contextmanager
+def _pipes(stdin_file: Any) -> Iterator[tuple[_Pipe | None, _Pipe | None]]:
+    """The wire's stdin and stdout as `_Pipe`s where both are pipes or sockets, else (None,
+    None): the SDK's threaded files. fd 1 writes to stderr meanwhile (what the SDK does with
+    the stdout it claims), so a stray print never reaches the wire."""
+    read_fd = stdin_file.fileno()
+    if not (_Pipe.usable(read_fd) and _Pipe.usable(1)):
+        yield None, None
+        return
+    private = os.dup(1)
+    try:
+        os.dup2(2, 1)
+    except OSError:  # pragma: no cover - no stderr: stray output goes nowhere
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.close(null)
+    reader, writer = _Pipe(read_fd), _Pipe(private)
+    try:
+        yield reader, writer
+    finally:
+        reader.restore()
+        writer.restore()
+        os.dup2(private, 1)
+        os.close(private)
 
 
 class _EarlyRequests:
@@ -253,9 +332,9 @@ async def serve_stdio(server: Server[Any]) -> None:
         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
             await wire.send(SessionMessage(reply))
 
-    with _claimed_stdin() as stdin_file:
-        stdin = _BoundedStdin(stdin_file, refuse)
-        async with stdio_server(stdin=stdin) as (read_stream, write_stream):  # type: ignore[arg-type]
+    with _claimed_stdin() as stdin_file, _pipes(stdin_file) as (reader, writer):
+        stdin = _BoundedStdin(stdin_file, refuse, reader)
+        async with stdio_server(stdin=stdin, stdout=writer) as (read_stream, write_stream):  # type: ignore[arg-type]
             wire = write_stream
             inbound_send, inbound_receive = anyio.create_memory_object_stream[
                 SessionMessage | Exception

@@ -367,6 +367,8 @@ class Servers:
         """Wait until the tool lists being read at start are in (each bounded by its
         server's timeout): a search right after start then sees every server."""
         for name, event in list(self._reading.items()):
+            if event.is_set():  # read already: no wait, no checkpoint, on every call after
+                continue
             with anyio.move_on_after(self.upstreams[name].start_timeout + 1):
                 await event.wait()
 

@@ -269,7 +269,8 @@ async def tool_invoke(
             f"tool_invoke does not call {args.name!r}: call the discovery tools directly",
             name=args.name,
         )
-    return await ctx.app.call_tool(args.name, args.arguments, ctx.request)
+    # Returned as this call's own result, which `App.call_tool` redacts: not twice.
+    return await ctx.app.call_tool(args.name, args.arguments, ctx.request, redact=False)
 
 
 @hookimpl

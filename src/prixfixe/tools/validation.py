@@ -20,13 +20,25 @@ resolve within it only — a ref to anything else (a URL, a file) ends the call 
 naming the ref, and nothing is fetched — and its patterns are left to its server. It is
 checked off the event loop (`check_arguments`: a worker thread, one of at most
 `RAW_CHECK_THREADS`, against a deadline of `RAW_CHECK_SECONDS`), so no schema stalls another
-client; a check that runs past the deadline ends the call with an error saying so.
+client; a check that runs past the deadline ends the call with an error saying so. The one
+exception is a check whose cost is known to be small: the schema, once judged in a thread (on
+its tool's first call), is valid, linear and at most `INLINE_SCHEMA_NODES` nodes
+(`json_schema.linear_nodes`), and its nodes times the instance's are at most `INLINE_WORK`.
+That check runs on the event loop, as a model's arguments do, and it is bounded there too:
+past `INLINE_SECONDS` it stops (`Overtime`) and runs again in a thread under the full deadline,
+so the loop is held at most that long whatever the estimate missed. A thread hop costs more
+than such a check (about 0.1-1 ms, more on a busy machine).
+
+An output schema is compiled (its validator built, the schema itself checked) once, in a
+thread, and kept (`OUTPUT_SCHEMAS_KEPT` of them); results are then checked like arguments.
 """
 
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -38,12 +50,21 @@ from pydantic import ValidationError as ModelError
 from pydantic_core import to_json
 
 from prixfixe.core.registry import RegisteredTool
-from prixfixe.declarations.json_schema import Overtime, deadline, local_validator
+from prixfixe.declarations.json_schema import (
+    INLINE_SCHEMA_NODES,
+    INLINE_WORK,
+    Overtime,
+    deadline,
+    json_nodes,
+    linear_nodes,
+    local_validator,
+)
 from prixfixe.declarations.tool import MAX_ARGUMENT_BYTES
 from prixfixe.errors import ArgumentProblem, ArgumentProblemKind, InvalidArgumentsError
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError as SchemaError
+    from jsonschema.protocols import Validator
 
 
 _JSON_TYPES = {
@@ -61,6 +82,10 @@ _JSON_TYPES = {
 #: checks run at once (their own threads: a slow one never holds up the store's).
 RAW_CHECK_SECONDS = 5.0
 RAW_CHECK_THREADS = 4
+#: How long a small check (see the module) may hold the event loop before it goes to a thread.
+INLINE_SECONDS = 0.005
+#: How many compiled output schemas are kept (the least recently used goes first).
+OUTPUT_SCHEMAS_KEPT = 512
 #: Per event loop (a limiter belongs to the loop it was made in).
 _raw_checks: RunVar[anyio.CapacityLimiter] = RunVar("prixfixe_raw_checks")
 
@@ -73,11 +98,27 @@ def _limiter() -> anyio.CapacityLimiter:
     return limiter
 
 
+def _small(schema_nodes: int | None, instance: Any) -> bool:
+    """Whether checking `instance` against a schema of `schema_nodes` (None: not linear, or
+    not judged yet) costs at most `INLINE_WORK` (see the module)."""
+    return schema_nodes is not None and (
+        json_nodes(instance, INLINE_WORK // max(schema_nodes, 1)) is not None
+    )
+
+
 async def check_arguments(entry: RegisteredTool, arguments: Any) -> BaseModel | dict[str, Any]:
     """`validate_arguments`, with a raw schema checked in a worker thread and bounded in time
-    (see the module); a model's arguments are checked here, as pydantic is fast."""
+    (see the module); a model's arguments are checked here, as pydantic is fast, and so are
+    small arguments against a small linear raw schema, within `INLINE_SECONDS`."""
     if entry.tool.input_schema is None:
         return validate_arguments(entry, arguments)
+    # `inline_nodes` is judged in the thread of the tool's first check, never here.
+    if _small(vars(entry).get("inline_nodes"), arguments):
+        try:
+            with deadline(INLINE_SECONDS):
+                return validate_arguments(entry, arguments)
+        except Overtime:
+            pass  # the estimate missed: the thread has the full deadline
     limiter = _limiter()
     check = partial(_bounded_check, entry, arguments)
     # The thread ends itself at the deadline; the margin covers one keyword's own work.
@@ -92,6 +133,8 @@ def _bounded_check(entry: RegisteredTool, arguments: Any) -> BaseModel | dict[st
             return validate_arguments(entry, arguments)
         except Overtime:
             raise _overtime(entry) from None
+        finally:
+            entry.inline_nodes  # noqa: B018 - judged here, off the loop, for the next calls
 
 
 def _overtime(entry: RegisteredTool) -> InvalidArgumentsError:
@@ -105,25 +148,87 @@ def _overtime(entry: RegisteredTool) -> InvalidArgumentsError:
 async def check_output(name: str, schema: Mapping[str, Any], data: Any) -> str | None:
     """What is wrong with a raw-schema tool's structured result `data` against its output
     `schema` (None: nothing), checked like its arguments: refs within the schema only, no
-    patterns, in a worker thread, bounded in time."""
+    patterns, in a worker thread (on the loop when small, see the module), bounded in time;
+    the schema compiled once."""
+    compiled = _compiled_outputs.get(id(schema))
+    if compiled is not None and compiled.schema is schema:
+        if compiled.problem is not None:
+            return compiled.problem.format(name=name)
+        if _small(compiled.nodes, data):
+            try:
+                with deadline(INLINE_SECONDS):
+                    return _output_problem(name, compiled, data)
+            except Overtime:
+                pass  # the estimate missed: the thread has the full deadline
     limiter = _limiter()
-    check = partial(_output_problem, name, schema, data)
+    check = partial(_bounded_output_check, name, schema, data)
     with anyio.move_on_after(RAW_CHECK_SECONDS * 2):
         return await anyio.to_thread.run_sync(check, limiter=limiter, abandon_on_cancel=True)
     return _output_overtime(name)
 
 
-def _output_problem(name: str, schema: Mapping[str, Any], data: Any) -> str | None:
-    from jsonschema.exceptions import SchemaError, best_match
+@dataclass(frozen=True)
+class _OutputSchema:
+    """An output schema compiled: its validator, what is wrong with the schema itself (a
+    message naming `{name}`) or None, and its size when checking against it is linear."""
+
+    schema: Mapping[str, Any]
+    validator: Validator
+    problem: str | None
+    nodes: int | None
+
+
+#: Compiled output schemas by the identity of the schema (kept in each entry, so the identity
+#: is not reused while the entry lives); the least recently compiled goes first.
+_compiled_outputs: OrderedDict[int, _OutputSchema] = OrderedDict()
+
+
+def _compile_output(schema: Mapping[str, Any]) -> _OutputSchema:
+    """`schema` compiled (in a worker thread), kept for the next results."""
+    from jsonschema.exceptions import SchemaError
+
+    compiled = _compiled_outputs.get(id(schema))
+    if compiled is not None and compiled.schema is schema:
+        return compiled
+    validator = local_validator(schema, raw=True)
+    problem: str | None = None
+    try:
+        validator.check_schema(dict(schema))
+    except SchemaError as exc:
+        problem = "the output schema of {name!r} is not valid JSON Schema: " + _braces(exc.message)
+    except RecursionError:
+        problem = "the output schema of {name!r} nests too deeply to check"
+    nodes = linear_nodes(schema, INLINE_SCHEMA_NODES) if problem is None else None
+    compiled = _OutputSchema(schema, validator, problem, nodes)
+    _compiled_outputs[id(schema)] = compiled
+    while len(_compiled_outputs) > OUTPUT_SCHEMAS_KEPT:
+        _compiled_outputs.popitem(last=False)
+    return compiled
+
+
+def _braces(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def _bounded_output_check(name: str, schema: Mapping[str, Any], data: Any) -> str | None:
+    compiled = _compile_output(schema)
+    if compiled.problem is not None:
+        return compiled.problem.format(name=name)
+    try:
+        with deadline(RAW_CHECK_SECONDS):
+            return _output_problem(name, compiled, data)
+    except Overtime:
+        return _output_overtime(name)
+
+
+def _output_problem(name: str, compiled: _OutputSchema, data: Any) -> str | None:
+    """What is wrong with `data` against a valid compiled schema (raises `Overtime` past the
+    deadline in force)."""
+    from jsonschema.exceptions import best_match
     from referencing.exceptions import Unresolvable
 
     try:
-        validator = local_validator(schema, raw=True)
-        validator.check_schema(dict(schema))
-        with deadline(RAW_CHECK_SECONDS):
-            error = best_match(validator.iter_errors(data))
-    except SchemaError as exc:
-        return f"the output schema of {name!r} is not valid JSON Schema: {exc.message}"
+        error = best_match(compiled.validator.iter_errors(data))
     except Unresolvable as exc:
         ref = getattr(exc, "ref", str(exc))
         return (
@@ -132,8 +237,6 @@ def _output_problem(name: str, schema: Mapping[str, Any], data: Any) -> str | No
         )
     except RecursionError:
         return f"the output schema of {name!r} nests too deeply to check"
-    except Overtime:
-        return _output_overtime(name)
     if error is None:
         return None
     return f"invalid structured content returned by {name!r}: {error.message}"
