@@ -157,9 +157,7 @@ def fastmcp_outcome(result: types.CallToolResult, to_ours: dict[str, str]) -> Ou
     except json.JSONDecodeError:
         entries = []
     names = tuple(
-        to_ours.get(str(e.get("name")), str(e.get("name")))
-        for e in entries
-        if isinstance(e, dict)
+        to_ours.get(str(e.get("name")), str(e.get("name"))) for e in entries if isinstance(e, dict)
     )
     return Outcome(names, None, tokens(text))
 
@@ -186,7 +184,9 @@ def summarize_ranking(queries: Sequence[Query], outcomes: Sequence[Outcome]) -> 
     out: dict[str, Any] = {}
     for kind in ("tool", "task"):
         for split in SPLITS:
-            out[f"{kind}/{split}"] = rates([(q, o) for q, o in pairs if (q.kind, q.split) == (kind, split)])
+            out[f"{kind}/{split}"] = rates(
+                [(q, o) for q, o in pairs if (q.kind, q.split) == (kind, split)]
+            )
     out["misses"] = [
         {
             "kind": q.kind,
@@ -406,7 +406,9 @@ async def prixfixe_side(
         # The first search reads the mounted servers' tool lists; every session after it
         # sees them in the instructions' table of contents.
         for q in queries:
-            outcomes.append(prixfixe_outcome(await client.call_tool("tool_search", {"query": q.query})))
+            outcomes.append(
+                prixfixe_outcome(await client.call_tool("tool_search", {"query": q.query}))
+            )
     for job in jobs:
         task = task_of(job, setups[0])
         run = TaskRun(task=task.name, side=name)
@@ -551,6 +553,15 @@ def _rate(x: float | None) -> str:
     return "—" if x is None else f"{x:.2f}"
 
 
+RANK_HEADERS = [
+    "ranker", "requests (dev / held-out)", "first", "shown", "misleading",
+    "tokens a search (held-out)",
+]  # fmt: skip
+TOKEN_HEADERS = [
+    "side", "fresh sessions", "vs full", "one long session", "vs full", "tasks failed"
+]  # fmt: skip
+
+
 def render(results: dict[str, Any]) -> str:
     rankers, sides = results["rankers"], results["sides"]
     rank_rows = []
@@ -593,12 +604,13 @@ def render(results: dict[str, Any]) -> str:
                     f"{'shown lower' if m['shown'] else 'not shown'}; first: {got}"
                 )
     jobs = len(next(iter(sides.values()))["fresh"])
-    return f"""## Real servers: finding their tools, and the tokens of real tasks (`bench_discovery_real.py`)
+    peer = results.get("fastmcp", "not run")
+    return f"""## Real servers: finding tools, tokens of real tasks (`bench_discovery_real.py`)
 
-The six servers `scripts/test-servers.sh` installs ({results['tools']} tools) mounted in one
+The six servers `scripts/test-servers.sh` installs ({results["tools"]} tools) mounted in one
 prixfixe, lexical (`[search] semantic = false`) and semantic (`= true`), beside fastmcp's proxy
-of the same servers with its `BM25SearchTransform` (its defaults; {results.get('fastmcp', 'not run')}).
-Versions: {results['versions']}.{missing_line}
+of the same servers with its `BM25SearchTransform` (its defaults; {peer}).
+Versions: {results["versions"]}.{missing_line}
 
 **Finding** (`benchmarks/data/real_paraphrases.json`, written before any search ran: one
 request per tool in a person's words sharing no term with the tool's name or description, and
@@ -608,7 +620,7 @@ the model reads (prixfixe: its default limit, 5; fastmcp: its default 5); mislea
 text calls its hits matches while the first is wrong (fastmcp never says how sure it is: —).
 Goal: first ≥ {GOAL_FIRST}, shown ≥ {GOAL_SHOWN}.
 
-{markdown_table(["ranker", "requests (dev / held-out)", "first", "shown", "misleading", "tokens a search (held-out)"], rank_rows)}
+{markdown_table(RANK_HEADERS, rank_rows)}
 
 Held-out misses (the first three hits):
 
@@ -620,7 +632,7 @@ once (prixfixe), call. Fresh = each task a new session (instructions and listing
 long = one session for all. The full listing is every server connected directly: their
 instructions and `tools/list`, then the call.
 
-{markdown_table(["side", "fresh sessions", "vs full", "one long session", "vs full", "tasks failed"], token_rows)}
+{markdown_table(TOKEN_HEADERS, token_rows)}
 
 Lowest: fresh **{lowest_fresh}**, long **{lowest_long}**.
 """
