@@ -297,17 +297,8 @@ class FastmcpAgent(Agent):
         return wanted in self.seen
 
     async def do(self, call: Call) -> bool:
-        if self.knows(call.tool):
-            how = "known"
-        elif await self.search(call.query, call.tool):
-            how = "first"
-        elif await self.search(call.retry, call.tool):
-            how = "retry"
-        else:
-            self.run.lookups.append((call.tool, "missed"))
-            self.run.failed = f"{call.tool} not found by {call.query!r} nor {call.retry!r}"
+        if not await self.find(call):
             return False
-        self.run.lookups.append((call.tool, how))
         arguments = {"name": self.to_theirs[call.tool], "arguments": call.arguments}
         await self.call("call_tool", arguments, call.tool)
         return True
