@@ -42,6 +42,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -613,7 +614,7 @@ def render(results: dict[str, Any]) -> str:
 The six servers `scripts/test-servers.sh` installs ({results["tools"]} tools) mounted in one
 prixfixe, lexical (`[search] semantic = false`) and semantic (`= true`), beside fastmcp's proxy
 of the same servers with its `BM25SearchTransform` (its defaults; {peer}).
-Versions: {results["versions"]}.{missing_line}
+Versions: {results["versions"]}; {results.get("machine", "machine not recorded")}.{missing_line}
 
 **Finding** (`benchmarks/data/real_paraphrases.json`, written before any search ran: one
 request per tool in a person's words sharing no term with the tool's name or description, and
@@ -686,6 +687,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     results["missing"] = missing
     results["quick"] = args.quick
     results["versions"] = versions()
+    results["machine"] = f"{os.cpu_count()} cores"
     if fastmcp is not None:
         results["fastmcp"] = fastmcp_version(fastmcp)
     markdown = render(results)
