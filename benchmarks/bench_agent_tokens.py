@@ -997,6 +997,17 @@ class Agent:
         if call.tool in self.listed:
             await self.call(call.tool, call.arguments, call.tool)
             return True
+        if not await self.find(call):
+            return False
+        if call.tool not in self.described:
+            await self.call("tool_describe", {"name": call.tool}, None)
+            self.described.add(call.tool)
+        await self.call("tool_invoke", {"name": call.tool, "arguments": call.arguments}, call.tool)
+        return True
+
+    async def find(self, call: Call) -> bool:
+        """Search for an unlisted tool (unless an earlier search showed it), retrying once with
+        the second phrasing; records how it was found, or the failure."""
         if self.knows(call.tool):
             how = "known"
         elif await self.search(call.query, call.tool):
@@ -1008,10 +1019,6 @@ class Agent:
             self.run.failed = f"{call.tool} not found by {call.query!r} nor {call.retry!r}"
             return False
         self.run.lookups.append((call.tool, how))
-        if call.tool not in self.described:
-            await self.call("tool_describe", {"name": call.tool}, None)
-            self.described.add(call.tool)
-        await self.call("tool_invoke", {"name": call.tool, "arguments": call.arguments}, call.tool)
         return True
 
 
