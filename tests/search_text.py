@@ -12,6 +12,8 @@ class Searched:
     names: list[str]
     notes: dict[str, list[str]]  # name -> ("weak", "listed", "mutates")
     text: str
+    #: The head calls the first hit a sure match ("Matches for"), not a possible one.
+    certain: bool = False
 
     @property
     def sure(self) -> list[str]:
@@ -36,6 +38,6 @@ def searched(result: Any) -> Searched:
         name, _, rest = label.partition(" (")
         names.append(name)
         notes[name] = rest.rstrip(")").split(", ") if rest else []
-    good = head.startswith("Matches for")
+    good = head.startswith(("Matches for", "Possible matches for"))
     assert good or head.startswith(("No good match for", "No tool fits")), head
-    return Searched(good, names, notes, text)
+    return Searched(good, names, notes, text, certain=head.startswith("Matches for"))

@@ -148,26 +148,52 @@ async def test_a_list_of_phrasings_is_checked_and_named_in_the_error(
 
 
 def test_a_result_never_calls_a_weak_first_hit_a_match() -> None:
-    """Whatever the hits say, "Matches" heads only a result whose good_match holds; without
-    it no line is marked (all are near misses), and every hit is shown in rank order."""
+    """"Matches" heads only a result whose first hit the ranker is sure of; a good but unsure
+    one says "Possible matches"; without good_match no line is marked (all are near misses),
+    and every hit is shown in rank order."""
     from prixfixe.tools.discovery import SearchMatch, SearchOutput, search_text
 
     hits = [
         SearchMatch(name=n, summary="x" * 300, facet="f", mutates=False, score=1.0, weak=weak)
         for n, weak in (("a", False), ("b", True), ("c", True))
     ]
-    unsure = search_text(SearchOutput(query="q", good_match=False, results=hits), lambda f: False)
-    sure = search_text(SearchOutput(query="q", good_match=True, results=hits), lambda f: False)
+
+    def text(good_match: bool, sure: bool) -> str:
+        data = SearchOutput(query="q", good_match=good_match, sure=sure, results=hits)
+        return search_text(data, lambda f: False)
+
+    unsure, possible, sure = text(False, False), text(True, False), text(True, True)
     assert unsure.splitlines()[0] == "No good match for 'q'; nearest:"
     assert [line.split(":")[0] for line in unsure.splitlines()[1:]] == ["- a", "- b", "- c"]
+    assert possible.splitlines()[0] == (
+        "Possible matches for 'q' (not sure which; read the summaries):"
+    )
     assert sure.splitlines()[0] == "Matches for 'q':"
-    assert [line.split(":")[0] for line in sure.splitlines()[1:]] == [
-        "- a",
-        "- b (weak)",
-        "- c (weak)",
-    ]
+    for good in (possible, sure):
+        assert [line.split(":")[0] for line in good.splitlines()[1:]] == [
+            "- a",
+            "- b (weak)",
+            "- c (weak)",
+        ]
     # One short line a hit: a long summary is cut.
     assert all(len(line) <= 120 for line in sure.splitlines())
+
+
+async def test_sure_is_claimed_only_above_the_sure_threshold(
+    make_app: Callable[..., App],
+) -> None:
+    """Through the server: a request in the tool's own words is a sure match; a vague one
+    that still matches well enough is only a possible one; `sure` never holds without
+    `good_match`."""
+    app = make_app()
+    exact = await _search(app, {"query": "forecast daily high temperatures for a city"})
+    vague = await _search(app, {"query": "save it"})
+    assert exact.certain and exact.names[0] == "weather.forecast", exact.text
+    assert not vague.certain, vague.text
+    assert vague.good_match, vague.text  # "Possible matches": good, not sure
+    for query in ("save it", "will it be warm", "weather"):
+        found = app.finder.find(query)
+        assert found.good_match or not found.sure
 
 
 async def test_the_instructions_list_each_facet_and_mounted_server_in_one_line(

@@ -70,6 +70,9 @@ class SearchMatch(BaseModel):
 class SearchOutput(BaseModel):
     query: str
     good_match: bool = Field(description="False: nothing fits well; results are only nearest.")
+    sure: bool = Field(
+        default=False, description="True: the first result is very likely the tool asked for."
+    )
     results: list[SearchMatch]
 
 
@@ -164,7 +167,12 @@ def search_data(
         )
         for f in outcome.found
     ]
-    return SearchOutput(query=outcome.query, good_match=outcome.good_match, results=matches)
+    return SearchOutput(
+        query=outcome.query,
+        good_match=outcome.good_match,
+        sure=outcome.sure and outcome.good_match,
+        results=matches,
+    )
 
 
 #: The most characters of a tool's summary a search result line shows.
@@ -174,15 +182,18 @@ SUMMARY_CHARS = 100
 def search_text(data: SearchOutput, listed: Callable[[str], bool]) -> str:
     """What the model reads of a search: one short line a tool, every hit in rank order (a
     right tool ranked second is a hit the model can use, never hidden as a near miss), and
-    no schema. The head says "Matches" only when the first hit is a confident one; then each
-    hit the ranker is unsure of is marked `weak`; otherwise the head says nothing fits well."""
+    no schema. The head says "Matches" only when the ranker is sure of the first hit (right
+    about four times in five), "Possible matches" when it is a good match but not a sure one
+    (right about half the time: the model should read the summaries), and otherwise that
+    nothing fits well; under a good match each hit the ranker is unsure of is marked `weak`."""
     if not data.results:
         return f"No tool fits {data.query!r}. Try other words for the same task."
-    head = (
-        f"Matches for {data.query!r}:"
-        if data.good_match
-        else f"No good match for {data.query!r}; nearest:"
-    )
+    if data.sure:
+        head = f"Matches for {data.query!r}:"
+    elif data.good_match:
+        head = f"Possible matches for {data.query!r} (not sure which; read the summaries):"
+    else:
+        head = f"No good match for {data.query!r}; nearest:"
     lines = [head]
     for m in data.results:
         notes = [

@@ -62,6 +62,8 @@ class FindOutcome:
     found: list[Found]
     #: How sure the best hit is (`prixfixe.search.SearchResult.confidence`).
     confidence: float = 0.0
+    #: The best hit is very likely the one asked for (`prixfixe.search.SearchResult.sure`).
+    sure: bool = False
 
 
 def _params(tool: Tool) -> tuple[tuple[str, str], ...]:
@@ -307,4 +309,5 @@ class Finder:
             good_match=result.good_match,
             found=found,
             confidence=result.confidence,
+            sure=result.sure,
         )
