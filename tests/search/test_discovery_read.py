@@ -188,7 +188,8 @@ async def test_sure_is_claimed_only_above_the_sure_threshold(
     app = make_app()
     exact = await _search(app, {"query": "forecast daily high temperatures for a city"})
     vague = await _search(app, {"query": "save it"})
-    assert exact.certain and exact.names[0] == "weather.forecast", exact.text
+    assert exact.certain, exact.text
+    assert exact.names[0] == "weather.forecast", exact.text
     assert not vague.certain, vague.text
     assert vague.good_match, vague.text  # "Possible matches": good, not sure
     for query in ("save it", "will it be warm", "weather"):
