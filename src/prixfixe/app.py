@@ -302,6 +302,9 @@ class App:
             self.exposure,
             {"store_kind": STORE_TOOLS, "step_type": STEP_TOOLS},
             servers=[n for n, c in self.config.model.servers.items() if c.enabled],
+            described={
+                n: c.description for n, c in self.config.model.servers.items() if c.description
+            },
         )
 
     def _registry_changed(self, notifier: Notifier, change: RegistryChange) -> None:

@@ -379,3 +379,19 @@ def test_a_form_that_cannot_be_read_or_a_wrong_method_gets_a_clear_page(site: Si
     wrong = site.http.post("/records")
     assert wrong.status_code == 405
     assert "POST is not accepted here" in wrong.text
+
+
+def test_the_capabilities_page_shows_mounted_servers_read_or_not(tmp_path: Path) -> None:
+    """A mounted server on the page (it answered 500 once any server was mounted): one never
+    started says its tools are not read yet, with the person's description, escaped."""
+    config = '[servers.later]\ncommand = "true"\ndescription = "Reads <b>later</b>"\n'
+    served = wait_ready(start(tmp_path, config=config))
+    try:
+        with httpx2.Client(base_url=served.base, timeout=60) as http:
+            page = http.get("/capabilities")
+    finally:
+        assert served.stop() == 0, served.stderr()
+    assert page.status_code == 200, page.text
+    assert "<code>later</code>" in page.text
+    assert "tools not read yet" in page.text
+    assert "Reads &lt;b&gt;later&lt;/b&gt;" in page.text

@@ -106,6 +106,8 @@ class Scope:
     serves: Mapping[EntryKind, tuple[str, ...]] = field(default_factory=dict)
     #: The MCP servers mounted (`[servers]`, enabled), in configuration order.
     servers: tuple[str, ...] = ()
+    #: What the person wrote of a server (`[servers.NAME] description`), by name.
+    described: Mapping[str, str] = field(default_factory=dict)
 
     def serving(self, kind: EntryKind) -> list[str]:
         """The registered tools that serve every entry of `kind`."""
@@ -272,6 +274,7 @@ def server_entries(scope: Scope) -> Iterable[Entry]:
             terms=(),
             detail={
                 "name": name,
+                "description": scope.described.get(name, ""),
                 "facet": name,
                 "tools": len(tools),
                 "read": bool(tools),
@@ -320,8 +323,11 @@ class CapabilityIndex:
         exposure: Exposure,
         serves: Mapping[EntryKind, tuple[str, ...]] | None = None,
         servers: Iterable[str] = (),
+        described: Mapping[str, str] | None = None,
     ) -> None:
-        self.scope = Scope(registry, exposure, dict(serves or {}), tuple(servers))
+        self.scope = Scope(
+            registry, exposure, dict(serves or {}), tuple(servers), dict(described or {})
+        )
         self._built: Built | None = None
         self._lock = threading.Lock()
         self.builds = 0  # how many times it was built (tests check caching with it)
