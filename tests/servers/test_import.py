@@ -341,6 +341,35 @@ def test_an_entry_prixfixe_cannot_mount_is_skipped_with_its_reason(
     assert "sk-arg-secret" not in skipped.reason
 
 
+def test_prixfixe_itself_is_never_imported_in_any_form_its_client_entries_take(
+    tmp_path: Path,
+) -> None:
+    """`prixfixe client claude-desktop --write` then `prixfixe servers import` must not mount
+    prixfixe inside itself: each form `find_launch` writes is skipped, saying why."""
+    from prixfixe.clients.entry import find_launch
+
+    on_path = lambda name: f"/usr/local/bin/{name}"  # noqa: E731
+    launches = [
+        find_launch(uvx=False, argv0="python", which=on_path),  # prixfixe on PATH
+        find_launch(uvx=True, argv0="python", which=on_path),  # uvx prixfixe serve
+        find_launch(uvx=False, argv0="python", which=lambda name: None, python="/usr/bin/python3"),
+    ]
+    assert [launch.how for launch in launches] == ["prixfixe on PATH", "uvx", "this Python"]
+    entries = {
+        f"p{i}": {"command": launch.command, "args": list(launch.args)}
+        for i, launch in enumerate(launches)
+    }
+    entries["uvfrom"] = {"command": "uvx", "args": ["--from", "/src/prixfixe", "prixfixe", "serve"]}
+    entries["time"] = {"command": "uvx", "args": ["mcp-server-time"]}
+    entries["notes"] = {"command": "prixfixe-notes", "args": ["serve"]}  # another program
+    path = tmp_path / "claude.json"
+    path.write_text(json.dumps({"mcpServers": entries}), encoding="utf-8")
+    result = import_servers(path)
+    assert sorted(s.source for s in result.servers) == ["notes", "time"]
+    assert sorted(s.source for s in result.skipped) == ["p0", "p1", "p2", "uvfrom"]
+    assert all("starts prixfixe itself" in s.reason for s in result.skipped)
+
+
 def test_arguments_that_only_look_like_credential_flags_are_kept(tmp_path: Path) -> None:
     args = ["--token-file", "/run/token", "--api-key", "${API_KEY}", "--auth-mode", "none"]
     result = _one_server(tmp_path, {"command": "x", "args": args})

@@ -15,9 +15,9 @@ that carries a credential skips its server instead (arguments cannot be referenc
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from pydantic import ValidationError
@@ -245,6 +245,18 @@ def import_servers(
 _NAME_RULE = "lowercase letters, digits, _ and -, starting with a letter"
 
 
+def starts_prixfixe(command: str, args: Sequence[str]) -> bool:
+    """Whether a stdio entry starts `prixfixe serve`, in each form `prixfixe client` writes
+    (the executable, `uvx [--from X] prixfixe serve`, `python -P -m prixfixe serve`) and the
+    like: the word `prixfixe` (a program's base name, a module, a package) followed, later on
+    the line, by `serve`."""
+    words = [PurePath(command).name, *args]
+    return any(
+        PurePath(word).name == "prixfixe" and "serve" in words[i + 1 :]
+        for i, word in enumerate(words)
+    )
+
+
 def normalise_name(raw: str) -> str:
     """A server name that fits `[servers.NAME]`: lowercase, other characters become `-`."""
     text = re.sub(r"[^a-z0-9_-]+", "-", raw.lower())
@@ -278,6 +290,11 @@ def _convert(source: str, entry: Any, context: _Context) -> ServerConfig:
     if transport == "stdio":
         raw["command"] = _plain(entry["command"], "command", context)
         raw["args"] = _args(entry.get("args", []), context)
+        if starts_prixfixe(raw["command"], raw["args"]):
+            raise _Skip(
+                "it starts prixfixe itself: mounted inside itself, every tool would be listed "
+                "twice and each use would start another prixfixe"
+            )
         if entry.get("cwd") is not None:
             raw["cwd"] = _plain(entry["cwd"], "cwd", context)
         env = _mapping(entry.get("env", {}), "env")
