@@ -110,6 +110,20 @@ def test_tools_describe_shows_schemas_and_unknown_names_fail_clearly() -> None:
     assert "unknown tool 'tool_serch'; did you mean 'tool_search'" in err
 
 
+def test_tools_describe_prints_the_exact_schemas_whole_in_a_pipe() -> None:
+    """The exact schemas are never cut at a width: piped, each is plain JSON that parses back
+    to the schema the tool is checked by (store_put's `record` description is a long line)."""
+    code, out, _ = run("tools", "describe", "store_put")
+    assert code == 0
+    _, rest = out.split("Input schema\n", 1)
+    input_text, output_text = rest.split("Output schema\n", 1)
+    _, described, _ = run("tools", "describe", "store_put", "--json")
+    exact = json.loads(described)
+    assert max(len(line) for line in input_text.splitlines()) > 120  # a line a width would cut
+    assert json.loads(input_text) == exact["input_schema"]
+    assert json.loads(output_text) == exact["output_schema"]
+
+
 def test_tools_list_shows_listed_tools_and_all_with_flag() -> None:
     code, out, _ = run("tools", "list", "--json")
     assert code == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import click
 
@@ -52,8 +53,6 @@ def tools_search(query: str, limit: int, facet: str | None, as_json: bool) -> No
 @friendly
 def tools_describe(name: str, as_json: bool) -> None:
     """Show tool NAME in full: description, schemas, facet, usage."""
-    from rich.syntax import Syntax
-
     from prixfixe.curation.curator import entry_lines
     from prixfixe.tools.discovery import describe_data
 
@@ -79,10 +78,10 @@ def tools_describe(name: str, as_json: bool) -> None:
         out.print(escape(line))
     out.print(f"[bold]Call[/]: {escape(data['example_call'])}")
     out.print("[bold]Input schema[/]")
-    out.print(Syntax(json.dumps(data["input_schema"], indent=2), "json"))
+    _schema(out, data["input_schema"])
     if data["output_schema"] is not None:
         out.print("[bold]Output schema[/]")
-        out.print(Syntax(json.dumps(data["output_schema"], indent=2), "json"))
+        _schema(out, data["output_schema"])
 
 
 @tools.command("list")
@@ -118,3 +117,15 @@ def tools_list(show_all: bool, as_json: bool) -> None:
             r["name"], r["facet"], yes(r["mutates"]), yes(r["listed"]), escape(r["summary"])
         )
     console().print(table)
+
+
+def _schema(out: Any, schema: dict[str, Any]) -> None:
+    """An exact schema, whole: on a terminal highlighted and wrapped at its width (never cut),
+    in a pipe as plain JSON, so what is copied or piped parses."""
+    from rich.syntax import Syntax
+
+    text = json.dumps(schema, indent=2, ensure_ascii=False)
+    if out.is_terminal:
+        out.print(Syntax(text, "json", word_wrap=True))
+    else:
+        click.echo(text)
