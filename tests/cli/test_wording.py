@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -131,6 +132,34 @@ def test_serve_in_a_terminal_says_it_waits_for_a_client_and_how_to_stop(tmp_path
         assert b"Ctrl-C" in line
         os.write(primary, b"\x04")  # Ctrl-D: end of input, as a person would stop it
         assert process.wait(timeout=30) == 0
+    finally:
+        os.close(primary)
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def test_ctrl_c_stops_a_serve_typed_in_a_terminal(tmp_path: Path) -> None:
+    """The note says "Stop with Ctrl-C": a SIGINT (what the terminal sends on Ctrl-C) ends the
+    process, with the exit status of a program stopped by Ctrl-C (130) and one line saying so,
+    not click's "Aborted!" and status 1, whatever the SDK's stdin reader thread is doing."""
+    primary, secondary = pty.openpty()
+    env = {**os.environ, "PRIXFIXE_HOME": str(tmp_path / "home"), "PRIXFIXE_LOAD_PLUGINS": ""}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "prixfixe", "serve"],
+        stdin=secondary,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+        env=env,
+    )
+    os.close(secondary)
+    try:
+        assert process.stderr is not None
+        assert b"Ctrl-C" in process.stderr.readline()
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=30) == 130
+        assert b"Stopped." in process.stderr.read()
     finally:
         os.close(primary)
         if process.poll() is None:

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import sys
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
 from prixfixe.cli._common import friendly
 from prixfixe.errors import ConfigError
+
+if TYPE_CHECKING:
+    from prixfixe.app import App
 
 #: What `prixfixe serve` says when a person runs it in a terminal.
 TERMINAL_NOTE = (
@@ -84,11 +89,17 @@ def serve(
         from prixfixe.mcp.stdio import serve_app as serve_stdio
 
         app = App.build(facet=facet, extra_plugins=plugins)
-        if sys.stdin.isatty():
+        typed = sys.stdin.isatty()
+        if typed:
             # A person typed it: an MCP client starts it and speaks on stdin and stdout, so say
             # so (on stderr, which the protocol leaves free) instead of waiting in silence.
             click.echo(TERMINAL_NOTE, err=True)
-        anyio.run(serve_stdio, app)
+        try:
+            anyio.run(serve_stdio, app)
+        except KeyboardInterrupt:
+            if not typed:
+                raise
+            _stop_typed_serve(app)
         return
     from prixfixe.config import load_config
     from prixfixe.mcp.http.settings import resolve_settings
@@ -124,3 +135,15 @@ def serve(
 
         pages = build_pages(app, settings.token)
     anyio.run(partial(serve_http, app, settings, pages=pages))
+
+
+def _stop_typed_serve(app: App) -> NoReturn:
+    """Ctrl-C on a `serve` typed in a terminal ends it. The SDK reads a terminal's stdin in a
+    worker thread that a signal cannot wake, and the interpreter would wait for that thread
+    at exit (until Ctrl-D): so the store is closed (everything acknowledged is committed
+    already) and the process ends here, 130 as for any program stopped by Ctrl-C."""
+    app.close_store()
+    click.echo("Stopped.", err=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(130)
