@@ -407,7 +407,8 @@ class ServerConfig(BaseModel):
         default_factory=dict,
         description="stdio: environment variables it gets, each a credential reference "
         "({env = ...}, {file = ...} or {cmd = ...}); no other of prixfixe's variables pass "
-        "but a minimal set (PATH, HOME, LANG).",
+        "but a minimal set (PATH, HOME, LANG) and the machine's certificate and proxy "
+        "settings (SSL_CERT_FILE, NODE_EXTRA_CA_CERTS, HTTPS_PROXY, ...).",
     )
     cwd: str | None = Field(default=None, description="stdio: its working directory.")
     url: str | None = Field(

@@ -6,12 +6,13 @@ makes."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from mcp import Client
 
 from prixfixe.app import App
-from prixfixe.leash.env import PASSED, PASSED_PREFIXES
+from prixfixe.leash.env import NETWORK, PASSED, PASSED_PREFIXES
 from prixfixe.mcp.server import build_server
 from tests.servers.conftest import FIXTURE_SERVER, data_of, fixture_table, text_of
 
@@ -57,6 +58,25 @@ async def test_the_child_gets_a_minimal_environment_and_only_its_own_credential(
     values = " ".join(env.values())
     for name in ("PRIXFIXE_HTTP_TOKEN", "AWS_SECRET_ACCESS_KEY", "OTHER_SERVER_TOKEN"):
         assert SECRETS[name] not in values
+
+
+async def test_the_child_gets_the_machines_certificate_and_proxy_settings(
+    mounted: Mounted, tmp_path: Path
+) -> None:
+    """npx and uvx fetch their package at start: behind a proxy or a company CA they need
+    these, and a mounted server gets them (steps do not: `leash/env.py` NETWORK)."""
+    network = {
+        "SSL_CERT_FILE": str(tmp_path / "ca.pem"),
+        "NODE_EXTRA_CA_CERTS": str(tmp_path / "ca.pem"),
+        "HTTPS_PROXY": "http://proxy.test:3128",
+        "no_proxy": "localhost,127.0.0.1",
+    }
+    app = mounted(TWO_SERVERS, env={**SECRETS, **network, "PATH": "/usr/bin:/bin"})
+    env = await _environment(app)
+    assert {k: env.get(k) for k in network} == network
+    extra = {k for k in env if k not in PASSED and not k.startswith(PASSED_PREFIXES)}
+    assert extra - set(NETWORK) - {"FIX_TOKEN"} == set()
+    assert not any(k.startswith("AWS_") for k in env)
 
 
 async def test_a_servers_credential_value_is_masked_in_what_comes_back(mounted: Mounted) -> None:

@@ -126,3 +126,21 @@ async def test_a_server_that_cannot_start_is_an_error_naming_it(
     assert upstream.state == "failed"
     # Named once: the gate's message names the server, and the error around it does not again.
     assert upstream.last_error == "could not start: program '/nonexistent/mcp-ghost' was not found"
+
+
+def test_a_start_failure_quotes_the_last_lines_of_stderr_not_only_the_last() -> None:
+    """npm and uv end on a generic hint; the cause is a line or two above it."""
+    from prixfixe.servers.stdio import Ending
+
+    ending = Ending("npx-server")
+    for line in (
+        "npm error code UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+        "npm error request to https://registry.npmjs.org/x failed",
+        "npm error A complete log of this run can be found in: /tmp/x.log",
+    ):
+        ending.stderr_tail.append(line)
+    ending.end("exited with status 1")
+    said = ending.describe()
+    assert said.startswith("exited with status 1 (its last error output: ")
+    assert "UNABLE_TO_GET_ISSUER_CERT_LOCALLY" in said
+    assert said.endswith("'npm error A complete log of this run can be found in: /tmp/x.log')")

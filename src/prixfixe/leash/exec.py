@@ -377,7 +377,7 @@ class ExecGate:
             )
         from prixfixe.leash import env as child
 
-        child_env = child.minimal(self._env)
+        child_env = child.for_server(self._env)
         for name, val in (env or {}).items():
             child_env[name] = val.reveal() if isinstance(val, Secret) else val
         executable = (

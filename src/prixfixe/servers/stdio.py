@@ -66,8 +66,12 @@ class Ending:
 
     def describe(self) -> str:
         reason = self.reason or "closed the connection"
-        tail = self.stderr_tail[-1] if self.stderr_tail else ""
-        return f"{reason} (its last error output: {tail!r})" if tail else reason
+        if not self.stderr_tail:
+            return reason
+        # The last few lines, not the last one only: npm and uv end on a generic hint, and
+        # the cause (a certificate, a proxy, a missing package) is a line or two above it.
+        lines = " | ".join(repr(line) for line in self.stderr_tail)
+        return f"{reason} (its last error output: {lines})"
 
 
 class _StderrLog:
