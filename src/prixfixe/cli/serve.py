@@ -90,11 +90,12 @@ def serve(
 
         app = App.build(facet=facet, extra_plugins=plugins)
         typed = sys.stdin.isatty()
-        if typed:
-            # A person typed it: an MCP client starts it and speaks on stdin and stdout, so say
-            # so (on stderr, which the protocol leaves free) instead of waiting in silence.
-            click.echo(TERMINAL_NOTE, err=True)
         try:
+            if typed:
+                # A person typed it: an MCP client starts it and speaks on stdin and stdout, so
+                # say so (on stderr, which the protocol leaves free) instead of waiting in
+                # silence. From here on a Ctrl-C stops it the one way (see below).
+                click.echo(TERMINAL_NOTE, err=True)
             anyio.run(serve_stdio, app)
         except KeyboardInterrupt:
             if not typed:
