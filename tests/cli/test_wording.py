@@ -9,6 +9,8 @@ import pty
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
@@ -110,7 +112,10 @@ def test_a_report_is_numbered_by_its_store_generation_and_says_so(tmp_path: Path
     assert " · 1 step: 1 ok · " in markdown.splitlines()[2]
 
 
-def test_serve_in_a_terminal_says_it_waits_for_a_client_and_how_to_stop(tmp_path: Path) -> None:
+@contextmanager
+def _serve_in_a_terminal(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+    """`prixfixe serve` with a pseudo-terminal as its stdin, as a person typing it starts it:
+    the process and the terminal's primary side (to type on); both ended afterwards."""
     primary, secondary = pty.openpty()
     env = {**os.environ, "PRIXFIXE_HOME": str(tmp_path / "home"), "PRIXFIXE_LOAD_PLUGINS": ""}
     process = subprocess.Popen(
@@ -124,6 +129,16 @@ def test_serve_in_a_terminal_says_it_waits_for_a_client_and_how_to_stop(tmp_path
     os.close(secondary)
     try:
         assert process.stderr is not None
+        yield process, primary
+    finally:
+        os.close(primary)
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def test_serve_in_a_terminal_says_it_waits_for_a_client_and_how_to_stop(tmp_path: Path) -> None:
+    with _serve_in_a_terminal(tmp_path) as (process, primary):
         with anyio.from_thread.start_blocking_portal() as portal:
             line = portal.call(
                 lambda: anyio.to_thread.run_sync(process.stderr.readline)  # type: ignore[union-attr]
@@ -132,39 +147,17 @@ def test_serve_in_a_terminal_says_it_waits_for_a_client_and_how_to_stop(tmp_path
         assert b"Ctrl-C" in line
         os.write(primary, b"\x04")  # Ctrl-D: end of input, as a person would stop it
         assert process.wait(timeout=30) == 0
-    finally:
-        os.close(primary)
-        if process.poll() is None:
-            process.kill()
-            process.wait()
 
 
 def test_ctrl_c_stops_a_serve_typed_in_a_terminal(tmp_path: Path) -> None:
     """The note says "Stop with Ctrl-C": a SIGINT (what the terminal sends on Ctrl-C) ends the
     process, with the exit status of a program stopped by Ctrl-C (130) and one line saying so,
     not click's "Aborted!" and status 1, whatever the SDK's stdin reader thread is doing."""
-    primary, secondary = pty.openpty()
-    env = {**os.environ, "PRIXFIXE_HOME": str(tmp_path / "home"), "PRIXFIXE_LOAD_PLUGINS": ""}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "prixfixe", "serve"],
-        stdin=secondary,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=tmp_path,
-        env=env,
-    )
-    os.close(secondary)
-    try:
-        assert process.stderr is not None
-        assert b"Ctrl-C" in process.stderr.readline()
+    with _serve_in_a_terminal(tmp_path) as (process, _):
+        assert b"Ctrl-C" in process.stderr.readline()  # type: ignore[union-attr]
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=30) == 130
-        assert b"Stopped." in process.stderr.read()
-    finally:
-        os.close(primary)
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        assert b"Stopped." in process.stderr.read()  # type: ignore[union-attr]
 
 
 def test_serve_started_by_a_client_says_nothing_on_stderr_before_the_protocol(
