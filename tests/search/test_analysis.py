@@ -83,3 +83,47 @@ def test_a_full_word_cache_is_replaced_and_analysis_gives_the_same_terms(
     for _ in range(3):  # every call finds the cache full and starts a new one
         assert term_counts(text) == expected
         assert tokenize(text) == reference_tokenize(text)
+
+
+# --- argument values in a request ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("request_", "terms"),
+    [
+        ("open notes.txt and show me", ["open", "file", "txt"]),
+        ("load the photo holiday.png", ["load", "photo", "imag", "file", "png"]),
+        ("find *.csv under ~/projects", ["find", "file", "csv", "path"]),
+        ("make a folder called reports/2026", ["make", "folder", "call", "path"]),
+        ("what do 17 and 25 add up to", ["number", "number", "add"]),
+        ("commit it with the message 'update docs'", ["commit", "messag"]),
+        ("fetch https://example.org/a?b=1 now", ["fetch", "url"]),
+    ],
+)
+def test_argument_values_are_read_as_their_types(request_: str, terms: list[str]) -> None:
+    assert tokenize(analysis.request_text(request_)) == terms
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        "call git.git_status",  # a tool's dotted name is not a file name
+        "e.g. a weather tool",
+        "what time.now says",  # an extension this analyser does not know
+        "'quoted'",  # nothing would be left: the request is kept as it is
+    ],
+)
+def test_what_is_not_a_value_is_left_as_written(request_: str) -> None:
+    assert analysis.request_text(request_).split() == request_.split()
+
+
+def test_a_file_name_in_a_request_no_longer_finds_tools_by_its_stem() -> None:
+    from prixfixe.search import SearchDocument, SearchIndex
+
+    index = SearchIndex(
+        [
+            SearchDocument("notes_add", "Add a note to your notes."),
+            SearchDocument("read_text_file", "Read the contents of a text file."),
+        ]
+    )
+    assert [h.name for h in index.search("open notes.txt").hits] == ["read_text_file"]

@@ -16,9 +16,17 @@ from collections import _count_elements  # type: ignore[attr-defined]
 from collections.abc import Iterable
 
 from prixfixe.search.stemming import english_stemmer
-from prixfixe.search.vocabulary import STOP_WORDS, SYNONYM_GROUPS
+from prixfixe.search.vocabulary import FILE_EXTENSIONS, STOP_WORDS, SYNONYM_GROUPS
 
-__all__ = ["counts_of", "forget", "stem", "synonyms", "term_counts", "tokenize"]
+__all__ = [
+    "counts_of",
+    "forget",
+    "request_text",
+    "stem",
+    "synonyms",
+    "term_counts",
+    "tokenize",
+]
 
 _CAMEL_RE = re.compile(
     r"(?<=[a-z])(?=[A-Z])"  # camelCase -> camel Case
@@ -203,3 +211,41 @@ _SYNONYMS: dict[str, frozenset[str]] = _synonym_map()
 def synonyms(term: str) -> frozenset[str]:
     """The index terms of :data:`SYNONYM_GROUPS` that stand for the same thing as ``term``."""
     return _SYNONYMS.get(term, frozenset())
+
+
+# --- argument values in a request ------------------------------------------------------------
+# A request carries the values its tool will be called with ("open notes.txt", "add 17 and
+# 25", "commit with the message 'fix typo'"). A value names no tool: "notes" in "notes.txt"
+# pointed at the knowledge base's note tools, "update docs" in a commit message at its update
+# tool. What a value says is its type, so the ranker reads the type instead: a file name is
+# "file" and its extension (with "image", "audio", "video" or "archive" where the extension
+# says so), a path "path", a URL "url", a number "number"; quoted text is dropped.
+
+_URL_RE = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.[^\s/]+\.\S+", re.IGNORECASE)
+_QUOTED_RE = re.compile(
+    r"(?<!\w)['\"\u2018\u201c]([^'\"\u2018\u2019\u201c\u201d]{1,200})['\"\u2019\u201d](?!\w)"
+)
+#: A file name: a stem (letters, digits, "-", "_", "*", a folder path before it) and a short
+#: extension that ends the word ("git.git_status" and "e.g." are not file names).
+_FILE_RE = re.compile(r"(?<![\w/.])(?:[\w.~*-]*/)*[\w*][\w*-]*\.([A-Za-z0-9]{1,8})\b(?![.\w])")
+_PATH_RE = re.compile(r"(?<![\w/])(?:~|\.{1,2})?(?:/[\w.*-]+)+/?|(?<![\w/])[\w.-]+(?:/[\w.*-]+)+/?")
+_NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?(?![\w.])")
+
+
+def _file_words(match: re.Match[str]) -> str:
+    ext = match.group(1).lower()
+    kind = FILE_EXTENSIONS.get(ext)
+    if kind is None:  # not a file name this analyser knows ("time.now", "v1.final")
+        return match.group(0)
+    return f" {kind} file {ext} " if kind else f" file {ext} "
+
+
+def request_text(query: str) -> str:
+    """``query`` with its argument values replaced by their types, for lexical ranking (the
+    embedding reads the request as written: a city's name says "time zone" to it)."""
+    out = _URL_RE.sub(" url ", query)
+    out = _QUOTED_RE.sub(" ", out)
+    out = _FILE_RE.sub(_file_words, out)
+    out = _PATH_RE.sub(" path ", out)
+    out = _NUMBER_RE.sub(" number ", out)
+    return out if out.strip() else query

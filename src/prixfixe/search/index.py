@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from itertools import chain
 from typing import TYPE_CHECKING
 
-from prixfixe.search.analysis import _CAMEL_RE, counts_of, synonyms, tokenize
+from prixfixe.search.analysis import _CAMEL_RE, counts_of, request_text, synonyms, tokenize
 from prixfixe.search.types import Embedder, SearchDocument, SearchHit, SearchResult
 
 if TYPE_CHECKING:
@@ -356,7 +356,8 @@ class SearchIndex:
         (nor prefix, nor synonym) with the query are never returned.
         """
         counts: dict[str, int] = {}
-        for term in tokenize(query):
+        # Argument values are read as their types (``request_text``), by the words only.
+        for term in tokenize(request_text(query)):
             # A bare number counts only when some document uses it ("ipv6", "batch 417"); an
             # unknown one ("in 3 days") is a quantity, not evidence against every document.
             if term.isdigit() and not self._holds(term):

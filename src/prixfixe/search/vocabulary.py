@@ -6,7 +6,7 @@ tools use for the same operation or thing, never the subject matter of a benchma
 
 from __future__ import annotations
 
-__all__ = ["STOP_WORDS", "SYNONYM_GROUPS"]
+__all__ = ["FILE_EXTENSIONS", "STOP_WORDS", "SYNONYM_GROUPS"]
 
 #: Common English function words plus the phrasing of a request ("could you please help me
 #: find ..."): they occur in nearly every query and say nothing about which tool fits.
@@ -72,3 +72,19 @@ SYNONYM_GROUPS: tuple[str, ...] = (
     "database sql",
     "folder directory",
 )
+
+
+#: File name extensions a request may carry ("open notes.txt"), each with the kind of file it
+#: says ("" for none beyond "file"): see ``analysis.request_text``.
+_EXTENSIONS = {
+    "": "txt md markdown rst pdf csv tsv json jsonl yaml yml toml ini cfg conf env log xml html "
+    "htm py js ts tsx jsx rb go rs java c h cpp hpp cs php sh bash sql db sqlite lock doc docx "
+    "odt xls xlsx ods ppt pptx odp rtf tex ipynb",
+    "image": "png jpg jpeg gif svg webp bmp tif tiff ico heic",
+    "audio": "mp3 wav ogg flac m4a aac",
+    "video": "mp4 mov avi mkv webm",
+    "archive": "zip gz tgz tar bz2 xz 7z rar",
+}
+FILE_EXTENSIONS: dict[str, str] = {
+    ext: kind for kind, text in _EXTENSIONS.items() for ext in text.split()
+}
