@@ -63,6 +63,7 @@ from prixfixe.errors import (
     RegistryError,
     ResourceNotFoundError,
     ServerNotStartedError,
+    ToolDeniedError,
     UpstreamError,
 )
 from prixfixe.servers import catalogue
@@ -410,9 +411,14 @@ class Servers:
     def check_known(self, tool: str) -> None:
         """Raise `ServerNotStartedError` when `tool`, a name not registered, is in the
         namespace of a reachable server whose tool list is not known: it says whether the
-        server is still starting or why it did not start, where "unknown tool" would mislead."""
+        server is still starting or why it did not start, where "unknown tool" would mislead
+        (`ToolDeniedError` when that server is denied, as for its registered tools)."""
         name = self.server_of(tool)
-        if name is None or name in self._known or not self.reachable(name):
+        if name is None or name in self._known:
+            return
+        if name in self.exposure.deny:  # as its tools would say if they were registered
+            raise ToolDeniedError(tool, name, self.exposure.deny_source)
+        if not self.reachable(name):  # narrowed away: its tools stay out of sight
             return
         upstream = self.upstreams[name]
         if self._pending(name):
@@ -443,7 +449,7 @@ class Servers:
             tool,
             "stopped",
             "has not started, so its tools are not known yet (a mounted server runs only "
-            "while prixfixe serves)",
+            f"while prixfixe serves; `prixfixe servers test {name}` reads its tools)",
         )
 
     # -- serving --------------------------------------------------------------------------
