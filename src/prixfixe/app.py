@@ -450,9 +450,23 @@ class App:
 
     # -- reaching a tool ------------------------------------------------------------------
 
+    async def servers_ready(self, tool: str | None = None) -> None:
+        """Wait for mounted servers still reading their tool lists: every one for a search
+        (`tool` None), else only the server whose namespace `tool` is in (see `Servers`)."""
+        if not self.config.model.servers:
+            return
+        if tool is None:
+            await self.servers.settled()
+            return
+        server = self.servers.server_of(tool)
+        if server is not None:
+            await self.servers.ready(server)
+
     def reachable(self, name: str) -> RegisteredTool:
         """The tool called `name`, if this server may serve it; else a clear error."""
         if name not in self.registry:
+            if self.config.model.servers:  # a tool of a server still starting, or not started
+                self.servers.check_known(name)
             pool = [e.name for e in self.registry if self.exposure.reachable(e.tool.facet)]
             raise UnknownToolError(name, self.registry.suggest(name, pool))
         entry = self.registry.get(name)
@@ -493,8 +507,8 @@ class App:
         arguments: Any,
         request: ServerRequestContext[Any] | None,
     ) -> types.CallToolResult | types.InputRequiredResult:
-        if self.config.model.servers:
-            await self.servers.settled()  # tool lists still being read at start
+        if name not in self.registry:
+            await self.servers_ready(name)  # its server may still be reading its tool list
         entry = self.reachable(name)
         what = f"tool {name!r}"
         try:

@@ -422,6 +422,17 @@ class UpstreamError(PrixfixeError):
         self.server = server
 
 
+class ServerNotStartedError(UpstreamError):
+    """A tool name in a mounted server's namespace (`SERVER.tool`) while that server's tool
+    list is not known: it is still starting, or it did not start. Says which and why, rather
+    than "unknown tool" (the name may well be right); invalid params, as an unknown tool is."""
+
+    code = INVALID_PARAMS
+
+    def __init__(self, server: str, tool: str, state: str, message: str) -> None:
+        super().__init__(server, message, name=tool, state=state)
+
+
 class MissingClientCapabilityError(PrixfixeError):
     """A request needs a client capability (elicitation, sampling, roots) that the client did
     not declare on this request (2026-07-28, SEP-2575): -32021, HTTP 400."""

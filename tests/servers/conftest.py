@@ -34,6 +34,18 @@ def fixture_table(name: str = "fix", *, timeout: float = 15, extra: str = "") ->
     )
 
 
+def script_table(name: str, script: Path, source: str, *, timeout: float = 15) -> str:
+    """A `[servers.NAME]` table mounting a tiny Python program written to `script` (one that
+    hangs at start, or exits at once), for the faults the fixture server cannot play."""
+    script.write_text(source, encoding="utf-8")
+    return (
+        f"[servers.{name}]\n"
+        f"command = {json.dumps(sys.executable)}\n"
+        f"args = [{json.dumps(str(script))}]\n"
+        f"timeout = {timeout}\n"
+    )
+
+
 def installed_server(name: str, script: str) -> str:
     """The console script of a third-party server `scripts/test-servers.sh` installed; a
     failure (never a skip) when it is missing, so CI cannot pass without it."""

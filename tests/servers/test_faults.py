@@ -121,7 +121,11 @@ async def test_a_server_that_cannot_start_is_an_error_naming_it(
         called = await client.call_tool("tool_invoke", {"name": "ghost.tool"})
     assert not found.is_error
     assert called.is_error
-    assert "unknown tool 'ghost.tool'" in text_of(called)
+    said = text_of(called)
+    assert said.startswith(
+        "server 'ghost': its tools are not known because it could not start: "
+        "program '/nonexistent/mcp-ghost' was not found"
+    ), said
     upstream = app.servers.upstreams["ghost"]
     assert upstream.state == "failed"
     # Named once: the gate's message names the server, and the error around it does not again.

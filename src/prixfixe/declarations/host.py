@@ -85,6 +85,11 @@ class Host(LogLevels, Protocol):
         """The capability index in its three sizes."""
         ...
 
+    async def servers_ready(self, tool: str | None = None) -> None:
+        """Wait (bounded) for mounted servers still reading their tool lists at start: every
+        one (`tool` None: a search), else only the one whose tools `tool` would be among."""
+        ...
+
     def reachable(self, name: str) -> RegisteredTool:
         """The tool called `name` if this server may serve it; else a clear error."""
         ...

@@ -78,7 +78,7 @@ async def call_mounted(
     call running the routine; None outside MCP) and return its result as the server gave
     it; refusals are `StepFailure`s (the leash's: `LeashLimitError`), faults `UpstreamError`s."""
     if server in servers.upstreams and exposure.reachable(server):
-        await servers.settled()  # a tool list still being read at start
+        await servers.ready(server)  # its tool list, if still being read (not another's)
     check_query(servers, configured, exposure, server, tool)
     await servers.admit(request, True)
     return await servers.upstreams[server].call_tool(tool, dict(arguments))

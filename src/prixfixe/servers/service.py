@@ -5,11 +5,15 @@ How a lazily started server is searchable before it runs: its tool list is kept 
 (`catalogue.py`, keyed by a hash of its configuration) and registered when the app is built,
 so search, describe and even a `tools/list` that exposes its facet cost no process. A server
 with no list yet (first use of this configuration) is started in the background when serving
-starts, to read it (and then kept running, as if used: the start is paid already); a tool
-call waits for those reads (each bounded by its server's `timeout`), so a search made
-right after start sees every server. Starting at the first discovery call instead would make
-that search pay every server's start-up; reading lists only from disk would leave a new
-server unsearchable until something else started it.
+starts, to read it (and then kept running, as if used: the start is paid already). Only
+discovery waits for every one of those reads (`settled`, bounded by the start timeout), so a
+search made right after start sees every server; a call naming a tool of a server whose list
+is not known waits for that server alone, at most its `timeout` (`ready`), and is then told
+that it is still starting or why it did not start (`check_known`), not "unknown tool". No
+other call waits for a starting server. Starting at the first discovery call instead would
+make that search pay every server's start-up; reading lists only from disk would leave a new
+server unsearchable until something else started it. A server whose start failed has no list
+to register; the next call naming one of its tools starts it again (after its backoff).
 
 A denied facet's server is never started; its kept tools stay registered, so calling one
 says it is denied rather than unknown. Its resources, templates and prompts are not
@@ -35,6 +39,7 @@ carries itself (that request was counted as it came in).
 from __future__ import annotations
 
 import logging
+import time
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
@@ -57,6 +62,8 @@ from prixfixe.errors import (
     PromptRenderError,
     RegistryError,
     ResourceNotFoundError,
+    ServerNotStartedError,
+    ToolDeniedError,
     UpstreamError,
 )
 from prixfixe.servers import catalogue
@@ -136,6 +143,8 @@ class Servers:
         }
         self._known: dict[str, Lists] = {}
         self._reading: dict[str, anyio.Event] = {}
+        self._since: dict[str, float] = {}  # when each read in `_reading` began (monotonic)
+        self._tg: anyio.abc.TaskGroup | None = None
         self._serving = False
         self._notifier: Notifier | None = None
         self._watching: Counter[str] = Counter()  # namespaced URI -> its subscribers
@@ -363,14 +372,85 @@ class Servers:
             return await upstream.call_tool(tool, arguments)
         return await upstream.call_tool(tool, arguments, ctx.progress, ctx.log)
 
+    def server_of(self, tool: str) -> str | None:
+        """The mounted server whose namespace tool name `tool` is in (`SERVER.tool`), if any."""
+        head, dot, _ = tool.partition(".")
+        return head if dot and head in self.upstreams else None
+
+    def _pending(self, name: str) -> bool:
+        event = self._reading.get(name)
+        return event is not None and not event.is_set()
+
     async def settled(self) -> None:
-        """Wait until the tool lists being read at start are in (each bounded by its
-        server's timeout): a search right after start then sees every server."""
-        for name, event in list(self._reading.items()):
-            if event.is_set():  # read already: no wait, no checkpoint, on every call after
-                continue
-            with anyio.move_on_after(self.upstreams[name].start_timeout + 1):
+        """Discovery's wait: until the tool lists being read at start are in, at most the
+        longest start timeout of those still pending (+1s), so a search right after start
+        sees every server. Nothing else waits for every server (see `ready`)."""
+        pending = [(name, e) for name, e in self._reading.items() if not e.is_set()]
+        if not pending:  # read already: no wait, no checkpoint, on every call after
+            return
+        bound = max(self.upstreams[name].start_timeout for name, _ in pending) + 1
+        with anyio.move_on_after(bound):
+            for _, event in pending:
                 await event.wait()
+
+    async def ready(self, name: str) -> None:
+        """A call naming one of server `name`'s tools while its tool list is not known:
+        wait for its start to read it, at most its `timeout`. A server whose start failed is
+        started again first, once its backoff allows (its tools cannot be known otherwise).
+        No wait for a server whose list is known, nor for any other server."""
+        if name in self._known or name not in self.upstreams or not self.reachable(name):
+            return
+        upstream = self.upstreams[name]
+        if not self._pending(name):
+            if self._tg is None or upstream.backoff.wait_left() > 0:
+                return
+            self._read_soon(self._tg, upstream)
+        with anyio.move_on_after(upstream.config.timeout):
+            await self._reading[name].wait()
+
+    def check_known(self, tool: str) -> None:
+        """Raise `ServerNotStartedError` when `tool`, a name not registered, is in the
+        namespace of a reachable server whose tool list is not known: it says whether the
+        server is still starting or why it did not start, where "unknown tool" would mislead
+        (`ToolDeniedError` when that server is denied, as for its registered tools)."""
+        name = self.server_of(tool)
+        if name is None or name in self._known:
+            return
+        if name in self.exposure.deny:  # as its tools would say if they were registered
+            raise ToolDeniedError(tool, name, self.exposure.deny_source)
+        if not self.reachable(name):  # narrowed away: its tools stay out of sight
+            return
+        upstream = self.upstreams[name]
+        if self._pending(name):
+            since = time.monotonic() - self._since[name]
+            raise ServerNotStartedError(
+                name,
+                tool,
+                "starting",
+                f"is still starting ({since:.0f}s so far; a start may take up to "
+                f"{upstream.start_timeout:g}s), so its tools are not known yet; call again "
+                "once it has started (tool_search waits for it)",
+            )
+        if upstream.last_error is not None:
+            wait = upstream.backoff.wait_left()
+            again = (
+                f"a call naming one of its tools starts it again in {wait:.1f}s or later"
+                if wait > 0
+                else "the next call naming one of its tools starts it again"
+            )
+            raise ServerNotStartedError(
+                name,
+                tool,
+                "failed",
+                f"its tools are not known because it {upstream.last_error}; {again}",
+            )
+        raise ServerNotStartedError(
+            name,
+            tool,
+            "stopped",
+            "has not started, so its tools are not known yet (a mounted server runs only "
+            f"while prixfixe serves; `prixfixe servers test {name}` reads its tools)",
+        )
 
     # -- serving --------------------------------------------------------------------------
 
@@ -391,8 +471,8 @@ class Servers:
                     if self.reachable(upstream.name) and (
                         eager or upstream.name not in self._known
                     ):
-                        self._reading[upstream.name] = anyio.Event()
-                        tg.start_soon(self._start, upstream)
+                        self._read_soon(tg, upstream)
+                self._tg = tg
                 try:
                     yield
                 finally:
@@ -403,7 +483,15 @@ class Servers:
             for upstream in self.upstreams.values():
                 upstream.detach()
             self._reading.clear()
+            self._since.clear()
+            self._tg = None
             self._serving = False
+
+    def _read_soon(self, tg: anyio.abc.TaskGroup, upstream: Upstream) -> None:
+        """Start `upstream` in the background, to read its lists (`ready` and `settled` wait)."""
+        self._reading[upstream.name] = anyio.Event()
+        self._since[upstream.name] = time.monotonic()
+        tg.start_soon(self._start, upstream)
 
     async def _start(self, upstream: Upstream) -> None:
         try:

@@ -214,6 +214,7 @@ def search_text(data: SearchOutput, listed: Callable[[str], bool]) -> str:
 
 
 async def tool_search(ctx: ToolContext, args: SearchInput) -> ToolResult:
+    await ctx.app.servers_ready()  # a search right after start sees every mounted server
     if ctx.app.finder.ready(args.facet):
         data = search_data(ctx.app, args.query, limit=args.limit, facet=args.facet)
     else:
@@ -268,6 +269,7 @@ def describe_text(data: DescribeOutput) -> str:
 
 
 async def tool_describe(ctx: ToolContext, args: DescribeInput) -> ToolResult:
+    await ctx.app.servers_ready(args.name)  # waits only for a server still reading its list
     data = describe_data(ctx.app, args.name)
     return ToolResult(text=describe_text(data), data=data)
 
