@@ -38,6 +38,7 @@ from prixfixe.errors import (
     MigrationError,
     StoreAccessError,
     StoreBusyError,
+    StoreCorruptError,
     StoreError,
     StoreFaultError,
     StoreFullError,
@@ -50,6 +51,7 @@ from prixfixe.store.api import (
     CORE_OWNER,
     MAX_LIMIT,
     AppliedMigration,
+    DamagedRecord,
     HistoryEntry,
     Page,
     StoreChange,
@@ -65,6 +67,7 @@ from prixfixe.store.faults import (
     fault,
     primary_code,
     read_only_message,
+    recovery_advice,
 )
 from prixfixe.store.observers import Observers
 from prixfixe.store.query import RECORD_COLUMNS, Condition, QuerySpec, parse_query
@@ -84,7 +87,9 @@ T = TypeVar("T")
 SQLITE_BUSY_TIMEOUT_S = 0.2
 #: The longest a write waits for another process's write lock before a clear error.
 DEFAULT_BUSY_WAIT_S = 30.0
-_COLUMNS = "id, gen, created_gen, schema_version, body, closed_gen, close_reason"
+# The body as its stored bytes: decoded (UTF-8, then JSON) one record at a time, so a damaged
+# body is named as that record's problem rather than failing the whole read.
+_COLUMNS = "id, gen, created_gen, schema_version, CAST(body AS BLOB), closed_gen, close_reason"
 
 
 #: Faults that leave a store readable: it opens for reading and refuses writes while they last.
@@ -92,9 +97,30 @@ _READABLE_FAULTS = (StoreReadOnlyError, StoreFullError, StoreIOError)
 _FAULT_WORDS = {StoreReadOnlyError: "read-only", StoreFullError: "full", StoreIOError: "I/O error"}
 
 
-def field_expr(field: str) -> str:
-    """The SQL expression for a record field (names are checked identifiers at registration)."""
-    return field if field in RECORD_COLUMNS else f"json_extract(body, '$.{field}')"
+def field_expr(field: str, *, guarded: bool = False) -> str:
+    """The SQL expression for a record field (names are checked identifiers at registration).
+    `guarded`: null for a body that is not JSON, where `json_extract` raises (no index can be
+    used with it, so only the fallback for a damaged body uses it)."""
+    if field in RECORD_COLUMNS:
+        return field
+    extract = f"json_extract(body, '$.{field}')"
+    return f"CASE WHEN json_valid(body) THEN {extract} END" if guarded else extract
+
+
+def body_problem(raw: bytes) -> tuple[dict[str, Any] | None, str]:
+    """A stored body decoded, or None and what is wrong with it (for a person and a model)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, f"its body is not UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})"
+    try:
+        body = json.loads(text)
+    except ValueError as exc:
+        where = f" at offset {exc.pos}" if isinstance(exc, json.JSONDecodeError) else ""
+        return None, f"its body is not JSON{where}"
+    if not isinstance(body, dict):
+        return None, f"its body is JSON but not an object (a {type(body).__name__})"
+    return body, ""
 
 
 def index_name(kind: str, field: str) -> str:
@@ -624,12 +650,13 @@ class SQLiteStore:
             if row[5] is not None:
                 raise ClosedRecordError(k.name, id)
             # The given fields replace the stored ones; null clears an optional field.
-            merged = {**json.loads(row[4]), **record}
+            old = self._body(k.name, row)
+            merged = {**old, **record}
             body = record_json(validate_record(k, merged))
             conn.execute(
                 "INSERT INTO history (record, gen, op, body, schema_version, prev_gen)"
                 " VALUES (?, ?, 'update', ?, ?, ?)",
-                (id, gen, row[4], row[3], row[1]),
+                (id, gen, row[4].decode("utf-8"), row[3], row[1]),
             )
             conn.execute(
                 "UPDATE records SET body = ?, gen = ?, schema_version = ? WHERE id = ?",
@@ -692,9 +719,28 @@ class SQLiteStore:
             raise UnknownRecordError(kind, id)
         return tuple(row)
 
+    def _body(self, kind: str, row: tuple[Any, ...]) -> dict[str, Any]:
+        """The record's fields, or a clear error naming the record when its body is damaged."""
+        body, problem = body_problem(row[4])
+        if body is None:
+            raise self._damaged(kind, int(row[0]), problem)
+        return body
+
+    def _damaged(self, kind: str, id: int, problem: str) -> StoreCorruptError:
+        return StoreCorruptError(
+            f"{kind} {id} in the store {self.path} is damaged: {problem}. It cannot be read "
+            "or changed (store_close takes it out of queries); the other records are "
+            "unaffected, and `prixfixe doctor` lists every damaged one. To get it back, "
+            + recovery_advice(self.path),
+            file=str(self.path),
+            kind=kind,
+            id=id,
+        )
+
     def get(self, kind: str, id: int) -> StoredRecord:
         k = self._kind(kind)
-        return _stored(k.name, self.read(lambda conn: self._row(conn, k.name, id)))
+        row = self.read(lambda conn: self._row(conn, k.name, id))
+        return _stored(k.name, row, self._body(k.name, row))
 
     def close_record(self, kind: str, id: int, reason: str | None = None) -> Written:
         k = self._kind(kind)
@@ -763,14 +809,34 @@ class SQLiteStore:
         sql, params = self._compile(k, spec, after, limit + 1)
 
         def work(conn: sqlite3.Connection) -> tuple[int, list[Any]]:
-            return self._generation(conn), conn.execute(sql, params).fetchall()
+            try:
+                rows = conn.execute(sql, params).fetchall()
+            except sqlite3.OperationalError as exc:
+                if "malformed JSON" not in str(exc):
+                    raise
+                # A body that is not JSON is in the range (damage: the index still holds its
+                # old value). Read the same snapshot again with every field guarded: slower
+                # (no field index), but every other record is served; the damaged one is named.
+                log.warning("store %s: a %s record's body is not JSON", self.path, k.name)
+                guarded_sql, guarded_params = self._compile(
+                    k, spec, after, limit + 1, guarded=True
+                )
+                rows = conn.execute(guarded_sql, guarded_params).fetchall()
+            return self._generation(conn), rows
 
         generation, rows = self.read(work)
         more = len(rows) > limit
         rows = rows[:limit]
-        records = [_stored(k.name, tuple(r[:7])) for r in rows]
+        records: list[StoredRecord] = []
+        damaged: list[DamagedRecord] = []
+        for r in rows:
+            body, problem = body_problem(r[4])
+            if body is None:
+                damaged.append(DamagedRecord(int(r[0]), problem))
+            else:
+                records.append(_stored(k.name, tuple(r[:7]), body))
         next_cursor = encode_cursor(self._secret, spec, rows[-1][7], rows[-1][0]) if more else None
-        return Page(k.name, records, next_cursor, generation)
+        return Page(k.name, records, next_cursor, generation, tuple(damaged))
 
     def explain(
         self,
@@ -802,22 +868,28 @@ class SQLiteStore:
         return "records_kind_id"
 
     def _compile(
-        self, kind: StoreKind, spec: QuerySpec, after: tuple[Any, int] | None, limit: int
+        self,
+        kind: StoreKind,
+        spec: QuerySpec,
+        after: tuple[Any, int] | None,
+        limit: int,
+        *,
+        guarded: bool = False,
     ) -> tuple[str, list[Any]]:
         base = [f"kind = '{kind.name}'"]  # a literal, so the kind's partial indexes apply
         params: list[Any] = []
         if not spec.include_closed:
             base.append("closed_gen IS NULL")
         for c in spec.conditions:
-            sql, values = _condition_sql(c)
+            sql, values = _condition_sql(c, guarded=guarded)
             base.append(sql)
             params += values
-        expr = field_expr(spec.order_field)
+        expr = field_expr(spec.order_field, guarded=guarded)
         d = "DESC" if spec.descending else "ASC"
         order = f"ORDER BY id {d}" if spec.order_field == "id" else f"ORDER BY ov {d}, id {d}"
-        index = self._index(kind, spec)
+        index = "records_kind_id" if guarded else self._index(kind, spec)
         select = f'SELECT {_COLUMNS}, {expr} AS ov FROM records INDEXED BY "{index}" WHERE '
-        segments = _after(spec, after)
+        segments = _after(spec, after, guarded=guarded)
         parts: list[str] = []
         args: list[Any] = []
         for cond, values, one_value in segments:
@@ -874,11 +946,11 @@ class SQLiteStore:
                 self._writer = None
 
 
-def _stored(kind: str, row: tuple[Any, ...]) -> StoredRecord:
+def _stored(kind: str, row: tuple[Any, ...], body: dict[str, Any]) -> StoredRecord:
     return StoredRecord(
         id=row[0],
         kind=kind,
-        record=json.loads(row[4]),
+        record=body,
         gen=row[1],
         created_gen=row[2],
         schema_version=row[3],
@@ -887,8 +959,8 @@ def _stored(kind: str, row: tuple[Any, ...]) -> StoredRecord:
     )
 
 
-def _condition_sql(c: Condition) -> tuple[str, list[Any]]:
-    expr = field_expr(c.field)
+def _condition_sql(c: Condition, *, guarded: bool = False) -> tuple[str, list[Any]]:
+    expr = field_expr(c.field, guarded=guarded)
     if c.op == "=":
         return (f"{expr} IS NULL", []) if c.value is None else (f"{expr} = ?", [c.value])
     if c.op == "in":
@@ -903,7 +975,9 @@ def _condition_sql(c: Condition) -> tuple[str, list[Any]]:
     return f"{expr} {c.op} ?", [c.value]
 
 
-def _after(spec: QuerySpec, after: tuple[Any, int] | None) -> list[tuple[str, list[Any], bool]]:
+def _after(
+    spec: QuerySpec, after: tuple[Any, int] | None, *, guarded: bool = False
+) -> list[tuple[str, list[Any], bool]]:
     """The page after (value, id) as segments, each one index seek, in sort order; the flag
     says the segment holds one value (so it is ordered by id alone).
 
@@ -917,7 +991,7 @@ def _after(spec: QuerySpec, after: tuple[Any, int] | None) -> list[tuple[str, li
     value, last_id = after
     if spec.order_field == "id":
         return [(f"id {'<' if spec.descending else '>'} ?", [last_id], False)]
-    x = field_expr(spec.order_field)
+    x = field_expr(spec.order_field, guarded=guarded)
     if not spec.descending:
         if value is None:
             return [(f"{x} IS NULL AND id > ?", [last_id], True), (f"{x} IS NOT NULL", [], False)]
