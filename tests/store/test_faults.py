@@ -296,6 +296,54 @@ def test_a_read_only_store_reads_refuses_writes_by_name_and_writes_again_when_it
     assert len(store.query("reminder").records) == 4
 
 
+_LEAVE_WAL = textwrap.dedent(
+    """
+    import os, sys
+    from dataclasses import replace
+    from pathlib import Path
+    from prixfixe.store.sqlite import SQLiteStore
+    from prixfixe.store.tools import BUILTIN_KINDS
+    kinds = {k.name: replace(k, owner="prixfixe.default_plugins.store") for k in BUILTIN_KINDS}
+    store = SQLiteStore.open(Path(sys.argv[1]), kinds)
+    for i in range(3):
+        store.put("reminder", {"text": f"kept {i}", "due": "2026-01-01"})
+    os._exit(0)  # no close: the -wal (and -shm) stay, as a live or killed server leaves them
+    """
+)
+
+
+def test_a_read_only_store_with_a_wal_writes_again_in_the_same_process(db_path: Path) -> None:
+    db_path.parent.mkdir(parents=True)
+    subprocess.run(
+        [sys.executable, "-c", _LEAVE_WAL, str(db_path)], cwd=REPO, check=True, timeout=60
+    )
+    wal, shm = (db_path.with_name(db_path.name + s) for s in ("-wal", "-shm"))
+    assert wal.stat().st_size > 0 and shm.exists()
+    # The file and its -wal and -shm read-only (`chmod a-w store.sqlite3*`): SQLite's reader
+    # can open the -shm only for reading, and keeps it that way while any connection is open.
+    with read_only(db_path, wal, shm):
+        store = SQLiteStore.open(db_path, KINDS)
+        try:
+            assert [r.record["text"] for r in store.query("reminder").records] == [
+                f"kept {i}" for i in range(3)
+            ]
+            with pytest.raises(StoreReadOnlyError):
+                store.put("reminder", {"text": "refused", "due": "2026-01-01"})
+        except BaseException:
+            store.close()
+            raise
+    try:
+        # Writable again: the same open store takes up writing, and reads what it wrote.
+        written = store.put("reminder", {"text": "now it can", "due": "2026-01-01"})
+        assert written.generation == 4
+        assert store.get("reminder", written.id).record["text"] == "now it can"
+        assert len(store.query("reminder").records) == 4
+    finally:
+        store.close()
+    with closing(sqlite3.connect(db_path)) as conn:
+        assert conn.execute("SELECT count(*) FROM records").fetchone()[0] == 4
+
+
 def test_a_read_only_store_that_needs_a_migration_is_one_clear_error(
     open_store: StoreFactory, db_path: Path
 ) -> None:

@@ -569,16 +569,24 @@ class SQLiteStore:
 
     def _resume_writing(self) -> None:
         """Opened for reading only: try to take up writing (the disk may have space again, the
-        file may be writable again); if it still cannot, refuse the write with the reason."""
-        try:
-            self._open_writer(self._core)
-        except _READABLE_FAULTS as exc:
-            self._degraded = exc
-            raise exc from None
-        log.warning("store %s: writable again", self.path)
-        with self._read_lock:  # the reader may be on the main file alone (immutable)
+        file may be writable again); if it still cannot, refuse the write with the reason.
+
+        The reader is closed first: SQLite shares one -shm mapping among a process's
+        connections to a file, so while a reader that could open the -shm only for reading
+        (a read-only -shm) is open, a new writer gets that read-only mapping too and could
+        never write. With no connection left, the writer opens the -shm afresh."""
+        with self._read_lock:
             if self._reader is not None:
                 self._reader.close()
+                self._reader = None
+            try:
+                self._open_writer(self._core)
+            except _READABLE_FAULTS as exc:
+                self._degraded = exc
+                self._reader = self._guarded(self._connect_reader, writing=False)
+                raise exc from None
+            log.warning("store %s: writable again", self.path)
+            # The reader may have been on the main file alone (immutable): connect it afresh.
             self._reader = self._connect()
             self._reader.execute("PRAGMA query_only = ON")
 
