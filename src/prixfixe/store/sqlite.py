@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -64,7 +65,9 @@ from prixfixe.store.cursor import decode_cursor, encode_cursor
 from prixfixe.store.faults import (
     MAX_SQLITE_INT,
     busy,
+    empty_message,
     fault,
+    os_fault,
     primary_code,
     read_only_message,
     recovery_advice,
@@ -209,8 +212,11 @@ class SQLiteStore:
 
     def _open(self, core: tuple[StoreMigration, ...]) -> None:
         self._core = core
-        if self.path.exists() and self.path.stat().st_size > 0:
-            self._preflight(core)
+        if self.path.exists():
+            if self.path.stat().st_size > 0:
+                self._preflight(core)
+            elif not self._wal_present():
+                raise StoreCorruptError(empty_message(self.path), file=str(self.path))
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -221,6 +227,8 @@ class SQLiteStore:
             ) from None
         try:
             with self._write_lock:
+                if not self.path.exists():
+                    self._create()
                 self._open_writer(core)
         except _READABLE_FAULTS as exc:
             # Read-only file, full disk: what is kept can still be read; writes say why not.
@@ -266,6 +274,37 @@ class SQLiteStore:
         self._unindexed = frozenset()
         if wal:
             self._checkpoint()
+
+    def _create(self) -> None:
+        """Make the store file whole or not at all: an empty WAL-mode database is written to a
+        temporary file beside it, then linked into place. So a file prixfixe made is never
+        empty, and an empty one (a truncation, a failed copy) is refused as damage, not taken
+        for a new store; a creation that fails (a full disk) leaves nothing behind."""
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}.new")
+        try:
+            try:
+                conn = sqlite3.connect(tmp)
+                try:
+                    conn.execute("PRAGMA journal_mode = WAL").fetchone()  # writes the header
+                finally:
+                    conn.close()
+                os.link(tmp, self.path)
+            except FileExistsError:
+                pass  # another process made it first: that one is the store
+            except sqlite3.Error as exc:
+                raise fault(exc, self.path, writing=True) or StoreIOError(
+                    f"cannot create the store {self.path}: {exc}", file=str(self.path)
+                ) from None
+            except OSError as exc:
+                raise os_fault(exc, self.path) from None
+        finally:
+            for leftover in (
+                tmp,
+                tmp.with_name(tmp.name + "-wal"),
+                tmp.with_name(tmp.name + "-shm"),
+            ):
+                with contextlib.suppress(OSError):
+                    leftover.unlink()
 
     def _checkpoint(self) -> None:
         """Copy a WAL left behind (by a crash, a kill, a full disk) into the main file, so the
@@ -826,9 +865,7 @@ class SQLiteStore:
                 # old value). Read the same snapshot again with every field guarded: slower
                 # (no field index), but every other record is served; the damaged one is named.
                 log.warning("store %s: a %s record's body is not JSON", self.path, k.name)
-                guarded_sql, guarded_params = self._compile(
-                    k, spec, after, limit + 1, guarded=True
-                )
+                guarded_sql, guarded_params = self._compile(k, spec, after, limit + 1, guarded=True)
                 rows = conn.execute(guarded_sql, guarded_params).fetchall()
             return self._generation(conn), rows
 
