@@ -318,7 +318,8 @@ def test_a_read_only_store_with_a_wal_writes_again_in_the_same_process(db_path: 
         [sys.executable, "-c", _LEAVE_WAL, str(db_path)], cwd=REPO, check=True, timeout=60
     )
     wal, shm = (db_path.with_name(db_path.name + s) for s in ("-wal", "-shm"))
-    assert wal.stat().st_size > 0 and shm.exists()
+    assert wal.stat().st_size > 0
+    assert shm.exists()
     # The file and its -wal and -shm read-only (`chmod a-w store.sqlite3*`): SQLite's reader
     # can open the -shm only for reading, and keeps it that way while any connection is open.
     with read_only(db_path, wal, shm):
@@ -469,7 +470,8 @@ def test_an_empty_store_file_is_refused_by_name_not_taken_for_a_new_store(db_pat
     message = caught.value.message
     assert str(db_path) in message
     assert "empty (0 bytes" in message
-    assert "delete" in message and "backup" in message
+    assert "delete" in message
+    assert "backup" in message
     assert "nothing was written" in message.lower()
     assert [p.name for p in db_path.parent.iterdir()] == [db_path.name]
     assert db_path.stat().st_size == 0

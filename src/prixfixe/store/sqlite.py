@@ -75,6 +75,7 @@ from prixfixe.store.faults import (
 from prixfixe.store.observers import Observers
 from prixfixe.store.query import RECORD_COLUMNS, Condition, QuerySpec, parse_query
 from prixfixe.store.records import (
+    body_problem,
     find_kind,
     kind_conflict,
     record_json,
@@ -108,22 +109,6 @@ def field_expr(field: str, *, guarded: bool = False) -> str:
         return field
     extract = f"json_extract(body, '$.{field}')"
     return f"CASE WHEN json_valid(body) THEN {extract} END" if guarded else extract
-
-
-def body_problem(raw: bytes) -> tuple[dict[str, Any] | None, str]:
-    """A stored body decoded, or None and what is wrong with it (for a person and a model)."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return None, f"its body is not UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})"
-    try:
-        body = json.loads(text)
-    except ValueError as exc:
-        where = f" at offset {exc.pos}" if isinstance(exc, json.JSONDecodeError) else ""
-        return None, f"its body is not JSON{where}"
-    if not isinstance(body, dict):
-        return None, f"its body is JSON but not an object (a {type(body).__name__})"
-    return body, ""
 
 
 def index_name(kind: str, field: str) -> str:
