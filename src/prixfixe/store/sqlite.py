@@ -12,7 +12,10 @@ consistent snapshot.
 Faults of the file itself (full, read-only, damaged, failing) become the errors of
 `prixfixe.store.faults`, naming the file and what to do. A store that cannot be written when
 it opens (a read-only file, a full disk) still opens for reading; each write then tries to
-take up writing again and, while it cannot, is refused with that error.
+take up writing again and, while it cannot, is refused with that error. An empty file is
+refused, never taken for a new store (a new store is linked into place whole). A record whose
+body cannot be decoded is an error naming it where it is read, and is left out of query pages
+(named in `Page.damaged`) so the rest of its kind is still served.
 """
 
 from __future__ import annotations
