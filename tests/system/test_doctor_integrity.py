@@ -10,6 +10,7 @@ from io import StringIO
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
@@ -187,3 +188,25 @@ def test_doctor_reports_the_wal_and_whether_a_checkpoint_could_run(tmp_path: Pat
     assert any("no checkpoint" in w and str(path) in w for w in stuck.wal["warnings"])
     assert "not writable" in out
     assert "no checkpoint" in out
+
+
+def test_a_wal_far_past_checkpoint_size_and_a_missing_shm_are_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from prixfixe.store import integrity
+    from tests.store.test_faults import _LEAVE_WAL, REPO
+
+    path = tmp_path / "store.sqlite3"
+    subprocess.run([sys.executable, "-c", _LEAVE_WAL, str(path)], cwd=REPO, check=True)
+    path.with_name(path.name + "-shm").unlink()
+    monkeypatch.setattr(integrity, "WAL_WARN_BYTES", 1024)  # the WAL holds a few pages
+    wal = integrity.wal_health(path)
+    assert wal["shm"] == "absent"
+    assert any("checkpoints are not finishing" in w for w in wal["warnings"])
+
+
+def test_a_body_that_is_json_but_not_an_object_is_named_as_such() -> None:
+    from prixfixe.store.records import body_problem
+
+    assert body_problem(b"[1, 2]") == (None, "its body is JSON but not an object (a list)")
+    assert body_problem(b'{"a": 1}') == ({"a": 1}, "")
