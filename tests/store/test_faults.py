@@ -69,7 +69,7 @@ def test_a_full_store_refuses_the_write_clearly_keeps_the_rest_and_recovers(
         _put(store, 50, size=1500)
     message = caught.value.message
     assert str(db_path) in message
-    assert "nothing was written" in message
+    assert "nothing was written" in message.lower()
     assert "Free space" in message
     # Every write acknowledged before is there; the refused one left no trace.
     full_at = store.generation()
@@ -296,6 +296,55 @@ def test_a_read_only_store_reads_refuses_writes_by_name_and_writes_again_when_it
     assert len(store.query("reminder").records) == 4
 
 
+_LEAVE_WAL = textwrap.dedent(
+    """
+    import os, sys
+    from dataclasses import replace
+    from pathlib import Path
+    from prixfixe.store.sqlite import SQLiteStore
+    from prixfixe.store.tools import BUILTIN_KINDS
+    kinds = {k.name: replace(k, owner="prixfixe.default_plugins.store") for k in BUILTIN_KINDS}
+    store = SQLiteStore.open(Path(sys.argv[1]), kinds)
+    for i in range(3):
+        store.put("reminder", {"text": f"kept {i}", "due": "2026-01-01"})
+    os._exit(0)  # no close: the -wal (and -shm) stay, as a live or killed server leaves them
+    """
+)
+
+
+def test_a_read_only_store_with_a_wal_writes_again_in_the_same_process(db_path: Path) -> None:
+    db_path.parent.mkdir(parents=True)
+    subprocess.run(
+        [sys.executable, "-c", _LEAVE_WAL, str(db_path)], cwd=REPO, check=True, timeout=60
+    )
+    wal, shm = (db_path.with_name(db_path.name + s) for s in ("-wal", "-shm"))
+    assert wal.stat().st_size > 0
+    assert shm.exists()
+    # The file and its -wal and -shm read-only (`chmod a-w store.sqlite3*`): SQLite's reader
+    # can open the -shm only for reading, and keeps it that way while any connection is open.
+    with read_only(db_path, wal, shm):
+        store = SQLiteStore.open(db_path, KINDS)
+        try:
+            assert [r.record["text"] for r in store.query("reminder").records] == [
+                f"kept {i}" for i in range(3)
+            ]
+            with pytest.raises(StoreReadOnlyError):
+                store.put("reminder", {"text": "refused", "due": "2026-01-01"})
+        except BaseException:
+            store.close()
+            raise
+    try:
+        # Writable again: the same open store takes up writing, and reads what it wrote.
+        written = store.put("reminder", {"text": "now it can", "due": "2026-01-01"})
+        assert written.generation == 4
+        assert store.get("reminder", written.id).record["text"] == "now it can"
+        assert len(store.query("reminder").records) == 4
+    finally:
+        store.close()
+    with closing(sqlite3.connect(db_path)) as conn:
+        assert conn.execute("SELECT count(*) FROM records").fetchone()[0] == 4
+
+
 def test_a_read_only_store_that_needs_a_migration_is_one_clear_error(
     open_store: StoreFactory, db_path: Path
 ) -> None:
@@ -410,6 +459,62 @@ def test_a_damaged_page_met_by_a_query_is_a_clear_error_naming_the_file(db_path:
         store.close()
 
 
+# -- an empty file ------------------------------------------------------------------------------
+
+
+def test_an_empty_store_file_is_refused_by_name_not_taken_for_a_new_store(db_path: Path) -> None:
+    db_path.parent.mkdir(parents=True)
+    db_path.write_bytes(b"")  # what a failed copy or sync, or a truncation, leaves
+    with pytest.raises(StoreCorruptError) as caught:
+        SQLiteStore.open(db_path, KINDS)
+    message = caught.value.message
+    assert str(db_path) in message
+    assert "empty (0 bytes" in message
+    assert "delete" in message
+    assert "backup" in message
+    assert "nothing was written" in message.lower()
+    assert [p.name for p in db_path.parent.iterdir()] == [db_path.name]
+    assert db_path.stat().st_size == 0
+
+
+_CREATE_ON_A_FULL_DISK = textwrap.dedent(
+    """
+    import resource, signal, sys
+    from dataclasses import replace
+    from pathlib import Path
+    from prixfixe.store.sqlite import SQLiteStore
+    from prixfixe.store.tools import BUILTIN_KINDS
+    kinds = {k.name: replace(k, owner="prixfixe.default_plugins.store") for k in BUILTIN_KINDS}
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000))  # less than one page
+    try:
+        SQLiteStore.open(Path(sys.argv[1]), kinds)
+    except Exception as exc:
+        print(type(exc).__name__, exc)
+    """
+)
+
+
+def test_a_store_whose_creation_fails_leaves_no_empty_file_behind(db_path: Path) -> None:
+    """A store file appears whole or not at all, so an empty one is never prixfixe's own."""
+    db_path.parent.mkdir(parents=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", _CREATE_ON_A_FULL_DISK, str(db_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+        check=True,
+    )
+    assert proc.stdout.split()[0] in ("StoreFullError", "StoreIOError"), proc.stdout + proc.stderr
+    assert list(db_path.parent.iterdir()) == []
+    store = SQLiteStore.open(db_path, KINDS)  # and, with space, it is made as usual
+    try:
+        assert store.put("reminder", {"text": "a", "due": "2026-01-01"}).generation == 1
+    finally:
+        store.close()
+
+
 # -- integers SQLite cannot hold ----------------------------------------------------------------
 
 TOO_BIG = 2**63
@@ -499,3 +604,22 @@ async def test_a_record_uri_with_an_id_that_is_not_one_is_resource_not_found(
         # The real record is still there under its real URI.
         read = await client.read_resource("prixfixe://store/deadline/1")
     assert json.loads(read.contents[0].text)["record"]["label"] == "taxes"
+
+
+@pytest.mark.parametrize(
+    ("errno_", "error"),
+    [
+        (28, StoreFullError),  # ENOSPC
+        (30, StoreReadOnlyError),  # EROFS
+        (1, StoreReadOnlyError),  # EPERM (no hard links here, or not allowed)
+        (5, StoreIOError),  # EIO
+    ],
+)
+def test_a_failed_creation_is_the_store_error_that_says_what_to_do(
+    db_path: Path, errno_: int, error: type[StoreError]
+) -> None:
+    from prixfixe.store.faults import os_fault
+
+    mapped = os_fault(OSError(errno_, os.strerror(errno_)), db_path)
+    assert type(mapped) is error
+    assert str(db_path) in mapped.message

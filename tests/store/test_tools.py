@@ -96,6 +96,7 @@ async def test_put_query_and_close_round_trip_with_generations(
                 }
             ],
             "next_cursor": None,
+            "damaged": [],
         }
         closed = await client.call_tool(
             "store_close", {"kind": "reminder", "id": 1, "reason": "booked"}

@@ -41,19 +41,41 @@ def _channel(seen: dict[str, Any] | None) -> str:
     return f"; notifications on {escape(seen['channel'])} ({escape(state)})"
 
 
+#: `store_integrity` statuses that make doctor exit 1.
+STORE_DAMAGED = ("damaged", "unreadable", "empty")
+
+
 def _print_integrity(out: Any, check: dict[str, Any]) -> None:
-    """The store's quick integrity check: a line when healthy, findings and advice if not."""
+    """The store's quick integrity check: a line when healthy, findings and advice if not;
+    then how many bodies were decoded and the WAL's state."""
     status = check["status"]
     if status == "absent":
         return
     if status == "ok":
         out.print(f"  integrity: [green]ok[/] (quick_check, {check['seconds']:.2f} s)")
-        return
-    colour = "yellow" if status == "unfinished" else "red"
-    out.print(f"  integrity: [{colour}]{status}[/]")
-    for problem in check["problems"]:
-        out.print(f"    {escape(problem)}")
-    out.print(f"  {escape(check['advice'])}")
+    else:
+        colour = "yellow" if status == "unfinished" else "red"
+        out.print(f"  integrity: [{colour}]{status}[/]")
+        for problem in check["problems"]:
+            out.print(f"    {escape(problem)}")
+        out.print(f"  {escape(check['advice'])}")
+    bodies = check.get("records") or {}
+    if bodies:
+        bad = len(bodies["damaged"])
+        said = f"[red]{plural(bad, 'damaged record')}[/]" if bad else "[green]all readable[/]"
+        scope = (
+            f"all {bodies['of']}"
+            if bodies["complete"]
+            else f"[yellow]{bodies['checked']} of {bodies['of']}[/] ({escape(bodies['stopped'])})"
+        )
+        out.print(f"  record bodies: {said} ({scope} checked)")
+    wal = check.get("wal") or {}
+    if wal.get("present"):
+        colour = "yellow" if wal["warnings"] else "green"
+        state = "writable" if wal["writable"] else "not writable"
+        out.print(f"  wal: [{colour}]{wal['bytes']} bytes, -shm {wal['shm']}, {state}[/]")
+        for warning in wal["warnings"]:
+            out.print(f"    {escape(warning)}")
 
 
 def _print_servers(out: Any, section: dict[str, Any]) -> None:
@@ -199,7 +221,7 @@ def doctor(as_json: bool) -> None:
         App.build(), tool_budget=DEFAULT_TOOL_BUDGET, token_budget=DEFAULT_TOKEN_BUDGET
     )
     problems = [p for p in report["plugins"] if p["status"].startswith("failed")]
-    damaged = report["store_integrity"]["status"] in ("damaged", "unreadable")
+    damaged = report["store_integrity"]["status"] in STORE_DAMAGED
     tl = report["tools_list"]
     over = tl["tools"] > tl["budget"] or tl["tokens"]["cl100k_base"] > tl["token_budget"]
     if as_json:

@@ -227,6 +227,11 @@ def store_query(
         table.add_row(str(r["id"]), *cells, escape(closed))
     out = console()
     out.print(table)
+    for d in data.get("damaged", []):
+        out.print(
+            f"[yellow]Left out, damaged[/]: {escape(kind)} {d['id']} ({escape(d['problem'])}; "
+            "`prixfixe doctor` lists every damaged record)"
+        )
     if data["next_cursor"]:
         out.print(f"More: --cursor {data['next_cursor']}", markup=False)
 

@@ -53,13 +53,24 @@ class StoredRecord:
 
 
 @dataclass(frozen=True)
+class DamagedRecord:
+    """A record a page met whose stored body cannot be read (not UTF-8, not a JSON object):
+    left out of the page's records and named here, so the rest of its kind is still served."""
+
+    id: int
+    problem: str  # what is wrong, e.g. "its body is not UTF-8 (byte 0xff at offset 12)"
+
+
+@dataclass(frozen=True)
 class Page:
-    """One page of a query; `next_cursor` is None on the last page."""
+    """One page of a query; `next_cursor` is None on the last page. `damaged` names the
+    records in the page's range that could not be read (they count toward `limit`)."""
 
     kind: str
     records: list[StoredRecord]
     next_cursor: str | None
     generation: int  # the store generation the page was read at
+    damaged: tuple[DamagedRecord, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ read path, so no raw `OperationalError` reaches a tool result or a terminal.
 
 from __future__ import annotations
 
+import errno
 import sqlite3
 from pathlib import Path
 
@@ -53,6 +54,34 @@ def read_only_message(path: Path | str, *, writing: bool = True) -> str:
         f"permissions, or a read-only filesystem); {head}Reading still works. To write, make "
         f"the file and its directory writable by this user (see `ls -l {path}`) or point "
         "PRIXFIXE_HOME at a writable directory"
+    )
+
+
+def empty_message(path: Path | str) -> str:
+    """An empty store file: prixfixe never leaves one (a new store appears whole), so it is a
+    truncation or a failed copy, not a new store to start in."""
+    return (
+        f"the store {path} is empty (0 bytes, no -wal beside it), which a store prixfixe made "
+        "never is: it was truncated or replaced (a failed copy or sync, a disk that filled). "
+        "Nothing was written and it was not taken for a new store. If it held records, restore "
+        "a backup of it; to start a new, empty store, delete the file"
+    )
+
+
+def os_fault(exc: OSError, path: Path | str) -> StoreFaultError:
+    """The error for a system call on the store's files that failed (making a new store)."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        return StoreFullError(
+            f"the store {path} cannot be created: the disk holding it has no space left "
+            f"({exc.strerror}); nothing was written. Free space on that disk and try again",
+            file=str(path),
+        )
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return StoreReadOnlyError(read_only_message(path), file=str(path))
+    return StoreIOError(
+        f"cannot create the store {path} ({exc.strerror or exc}); nothing was written. Check "
+        "the disk and that this user may write the directory, then try again",
+        file=str(path),
     )
 
 

@@ -5,6 +5,14 @@ each index matches its table, which `integrity_check` adds at several times the 
 bounded twice: it stops after `max_problems` findings, and a progress handler interrupts it
 past `time_limit` seconds, reported as "unfinished", never as healthy.
 
+After a sound `quick_check` it reads what the store serves: each record's body must decode
+(UTF-8, then a JSON object), checked in id order up to `max_records` records or the time left,
+saying how many were checked of how many; each damaged record is named by kind and id. It also
+looks at the WAL beside the file: its size (a WAL far past SQLite's automatic checkpoint size
+means checkpoints are not finishing), and whether this user may write the -wal, the -shm, the
+file and its directory (a checkpoint, and any write, needs all four). An empty file (0 bytes,
+no WAL) is reported as "empty": prixfixe never leaves one, and refuses to open it.
+
 The file is only read: with no WAL beside it, the main file is the whole database and is read
 `immutable` (nothing is created beside it); with one, it is read as SQLite reads it, main file
 plus WAL (`mode=ro`).
@@ -12,16 +20,24 @@ plus WAL (`mode=ro`).
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from prixfixe.store.faults import primary_code, recovery_advice
+from prixfixe.store.faults import empty_message, primary_code, recovery_advice
+from prixfixe.store.records import body_problem
 
 #: How long doctor's check may read the file: seconds of a few hundred MB on a laptop disk.
 DEFAULT_TIME_LIMIT_S = 10.0
 DEFAULT_MAX_PROBLEMS = 10
+#: How many records' bodies doctor decodes at most (about a second on a laptop).
+DEFAULT_MAX_RECORDS = 100_000
+#: A WAL larger than this is reported: SQLite checkpoints at about 4 MB, so a WAL this big
+#: means checkpoints are not finishing (a reader holding an old snapshot, an unwritable file).
+WAL_WARN_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -33,6 +49,10 @@ class Integrity:
     problems: list[str] = field(default_factory=list)
     advice: str = ""
     seconds: float = 0.0
+    #: The bodies checked: {"checked", "of", "complete", "damaged": [{"kind", "id", "problem"}]}.
+    records: dict[str, Any] = field(default_factory=dict)
+    #: The WAL beside the file: {"present", "bytes", "shm", "writable", "warnings"}.
+    wal: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -40,6 +60,8 @@ class Integrity:
             "problems": list(self.problems),
             "advice": self.advice,
             "seconds": round(self.seconds, 3),
+            "records": dict(self.records),
+            "wal": dict(self.wal),
         }
 
 
@@ -48,13 +70,23 @@ def check_integrity(
     *,
     time_limit: float = DEFAULT_TIME_LIMIT_S,
     max_problems: int = DEFAULT_MAX_PROBLEMS,
+    max_records: int = DEFAULT_MAX_RECORDS,
 ) -> Integrity:
-    """Run a bounded `PRAGMA quick_check` on the store at `path`, writing nothing."""
-    if not path.is_file() or path.stat().st_size == 0:
+    """Run a bounded `PRAGMA quick_check` on the store at `path`, then decode its records'
+    bodies (bounded too) and look at its WAL, writing nothing."""
+    if not path.is_file():
         return Integrity("absent")
     started = time.monotonic()
     wal = path.with_name(path.name + "-wal")
     live = wal.exists() and wal.stat().st_size > 0
+    health = wal_health(path)
+    if path.stat().st_size == 0 and not live:
+        return Integrity(
+            "empty",
+            [empty_message(path)],
+            f"Restore a backup of {path}, or delete it to start a new store",
+            wal=health,
+        )
     uri = f"{path.resolve().as_uri()}?mode=ro{'' if live else '&immutable=1'}"
     deadline = started + time_limit
     try:
@@ -65,6 +97,11 @@ def check_integrity(
         # Non-zero from the handler interrupts the statement (SQLITE_INTERRUPT).
         conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
         rows = conn.execute(f"PRAGMA quick_check({max(1, int(max_problems))})").fetchall()
+        records = (
+            _bodies(conn, deadline, max_records, max_problems)
+            if [str(r[0]) for r in rows] == ["ok"]
+            else {}
+        )
     except sqlite3.Error as exc:
         if primary_code(exc) == 9:  # SQLITE_INTERRUPT: our time limit
             return Integrity(
@@ -80,12 +117,111 @@ def check_integrity(
         conn.close()
     problems = [str(r[0]) for r in rows]
     if problems == ["ok"]:
-        return Integrity("ok", seconds=time.monotonic() - started)
-    return _damaged(path, problems, started)
+        bad = records.get("damaged", [])
+        if bad:
+            named = [f"{d['kind']} {d['id']}: {d['problem']}" for d in bad]
+            return _damaged(path, named, started, records, health)
+        return Integrity("ok", seconds=time.monotonic() - started, records=records, wal=health)
+    return _damaged(path, problems, started, wal=health)
 
 
-def _damaged(path: Path, problems: list[str], started: float) -> Integrity:
-    return Integrity("damaged", problems, recovery_advice(path) + ".", time.monotonic() - started)
+def _bodies(
+    conn: sqlite3.Connection, deadline: float, max_records: int, max_damaged: int
+) -> dict[str, Any]:
+    """Decode records' bodies in id order, up to `max_records` or the deadline; the count
+    checked, of how many, and the damaged ones (at most `max_damaged` named)."""
+    names = {str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master")}
+    if "records" not in names:
+        return {}
+    total = int(conn.execute("SELECT count(*) FROM records").fetchone()[0])
+    checked = 0
+    damaged: list[dict[str, Any]] = []
+    cur = conn.execute("SELECT id, kind, CAST(body AS BLOB) FROM records ORDER BY id")
+    stopped = ""
+    while not stopped:
+        batch = cur.fetchmany(500)
+        if not batch:
+            break
+        for id_, kind, raw in batch:
+            if checked >= max_records:
+                stopped = f"stopped at the limit of {max_records} records"
+                break
+            if time.monotonic() > deadline:
+                stopped = "stopped at the time limit"
+                break
+            checked += 1
+            body, problem = body_problem(raw)
+            if body is None and len(damaged) < max_damaged:
+                damaged.append({"kind": str(kind), "id": int(id_), "problem": problem})
+    return {
+        "checked": checked,
+        "of": total,
+        "complete": checked == total,
+        "stopped": stopped,
+        "damaged": damaged,
+    }
+
+
+def wal_health(path: Path) -> dict[str, Any]:
+    """The WAL beside `path`: its size, its -shm, and whether this user may write what a
+    checkpoint (or any write) needs: the -wal, the -shm, the file and its directory."""
+    wal = path.with_name(path.name + "-wal")
+    shm = path.with_name(path.name + "-shm")
+    if not wal.exists():
+        return {"present": False}
+    size = wal.stat().st_size
+    shm_state = (
+        "absent"
+        if not shm.exists()
+        else "read-write"
+        if os.access(shm, os.R_OK | os.W_OK)
+        else "read-only"
+        if os.access(shm, os.R_OK)
+        else "unreadable"
+    )
+    unwritable = [
+        str(p)
+        for p in (path, wal, path.parent, *((shm,) if shm.exists() else ()))
+        if not os.access(p, os.W_OK)
+    ]
+    warnings = []
+    if size > WAL_WARN_BYTES:
+        warnings.append(
+            f"the WAL {wal} holds {size // (1024 * 1024)} MB: checkpoints are not finishing "
+            "(a process holding an old read open, or files it cannot write); stop prixfixe and "
+            "open the store once (`prixfixe store kinds`) to checkpoint it"
+        )
+    if unwritable:
+        warnings.append(
+            "no checkpoint (and no write) is possible: this user cannot write "
+            + ", ".join(unwritable)
+        )
+    if shm_state in ("read-only", "unreadable"):
+        warnings.append(f"the -shm {shm} is {shm_state} for this user")
+    return {
+        "present": True,
+        "bytes": size,
+        "shm": shm_state,
+        "writable": not unwritable,
+        "warnings": warnings,
+    }
+
+
+def _damaged(
+    path: Path,
+    problems: list[str],
+    started: float,
+    records: dict[str, Any] | None = None,
+    wal: dict[str, Any] | None = None,
+) -> Integrity:
+    return Integrity(
+        "damaged",
+        problems,
+        recovery_advice(path) + ".",
+        time.monotonic() - started,
+        records or {},
+        wal or {},
+    )
 
 
 def _unreadable(path: Path, exc: sqlite3.Error, started: float) -> Integrity:

@@ -128,3 +128,19 @@ def _json_type(value: Any) -> str:
 def _short(value: Any) -> str:
     text = json.dumps(value, default=str, ensure_ascii=False)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def body_problem(raw: bytes) -> tuple[dict[str, Any] | None, str]:
+    """A stored body decoded, or None and what is wrong with it (for a person and a model)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, f"its body is not UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})"
+    try:
+        body = json.loads(text)
+    except ValueError as exc:
+        where = f" at offset {exc.pos}" if isinstance(exc, json.JSONDecodeError) else ""
+        return None, f"its body is not JSON{where}"
+    if not isinstance(body, dict):
+        return None, f"its body is JSON but not an object (a {type(body).__name__})"
+    return body, ""

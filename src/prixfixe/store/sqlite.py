@@ -12,7 +12,10 @@ consistent snapshot.
 Faults of the file itself (full, read-only, damaged, failing) become the errors of
 `prixfixe.store.faults`, naming the file and what to do. A store that cannot be written when
 it opens (a read-only file, a full disk) still opens for reading; each write then tries to
-take up writing again and, while it cannot, is refused with that error.
+take up writing again and, while it cannot, is refused with that error. An empty file is
+refused, never taken for a new store (a new store is linked into place whole). A record whose
+body cannot be decoded is an error naming it where it is read, and is left out of query pages
+(named in `Page.damaged`) so the rest of its kind is still served.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -38,6 +42,7 @@ from prixfixe.errors import (
     MigrationError,
     StoreAccessError,
     StoreBusyError,
+    StoreCorruptError,
     StoreError,
     StoreFaultError,
     StoreFullError,
@@ -50,6 +55,7 @@ from prixfixe.store.api import (
     CORE_OWNER,
     MAX_LIMIT,
     AppliedMigration,
+    DamagedRecord,
     HistoryEntry,
     Page,
     StoreChange,
@@ -62,13 +68,17 @@ from prixfixe.store.cursor import decode_cursor, encode_cursor
 from prixfixe.store.faults import (
     MAX_SQLITE_INT,
     busy,
+    empty_message,
     fault,
+    os_fault,
     primary_code,
     read_only_message,
+    recovery_advice,
 )
 from prixfixe.store.observers import Observers
 from prixfixe.store.query import RECORD_COLUMNS, Condition, QuerySpec, parse_query
 from prixfixe.store.records import (
+    body_problem,
     find_kind,
     kind_conflict,
     record_json,
@@ -84,7 +94,9 @@ T = TypeVar("T")
 SQLITE_BUSY_TIMEOUT_S = 0.2
 #: The longest a write waits for another process's write lock before a clear error.
 DEFAULT_BUSY_WAIT_S = 30.0
-_COLUMNS = "id, gen, created_gen, schema_version, body, closed_gen, close_reason"
+# The body as its stored bytes: decoded (UTF-8, then JSON) one record at a time, so a damaged
+# body is named as that record's problem rather than failing the whole read.
+_COLUMNS = "id, gen, created_gen, schema_version, CAST(body AS BLOB), closed_gen, close_reason"
 
 
 #: Faults that leave a store readable: it opens for reading and refuses writes while they last.
@@ -92,9 +104,14 @@ _READABLE_FAULTS = (StoreReadOnlyError, StoreFullError, StoreIOError)
 _FAULT_WORDS = {StoreReadOnlyError: "read-only", StoreFullError: "full", StoreIOError: "I/O error"}
 
 
-def field_expr(field: str) -> str:
-    """The SQL expression for a record field (names are checked identifiers at registration)."""
-    return field if field in RECORD_COLUMNS else f"json_extract(body, '$.{field}')"
+def field_expr(field: str, *, guarded: bool = False) -> str:
+    """The SQL expression for a record field (names are checked identifiers at registration).
+    `guarded`: null for a body that is not JSON, where `json_extract` raises (no index can be
+    used with it, so only the fallback for a damaged body uses it)."""
+    if field in RECORD_COLUMNS:
+        return field
+    extract = f"json_extract(body, '$.{field}')"
+    return f"CASE WHEN json_valid(body) THEN {extract} END" if guarded else extract
 
 
 def index_name(kind: str, field: str) -> str:
@@ -183,8 +200,11 @@ class SQLiteStore:
 
     def _open(self, core: tuple[StoreMigration, ...]) -> None:
         self._core = core
-        if self.path.exists() and self.path.stat().st_size > 0:
-            self._preflight(core)
+        if self.path.exists():
+            if self.path.stat().st_size > 0:
+                self._preflight(core)
+            elif not self._wal_present():
+                raise StoreCorruptError(empty_message(self.path), file=str(self.path))
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -195,6 +215,8 @@ class SQLiteStore:
             ) from None
         try:
             with self._write_lock:
+                if not self.path.exists():
+                    self._create()
                 self._open_writer(core)
         except _READABLE_FAULTS as exc:
             # Read-only file, full disk: what is kept can still be read; writes say why not.
@@ -240,6 +262,37 @@ class SQLiteStore:
         self._unindexed = frozenset()
         if wal:
             self._checkpoint()
+
+    def _create(self) -> None:
+        """Make the store file whole or not at all: an empty WAL-mode database is written to a
+        temporary file beside it, then linked into place. So a file prixfixe made is never
+        empty, and an empty one (a truncation, a failed copy) is refused as damage, not taken
+        for a new store; a creation that fails (a full disk) leaves nothing behind."""
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}.new")
+        try:
+            try:
+                conn = sqlite3.connect(tmp)
+                try:
+                    conn.execute("PRAGMA journal_mode = WAL").fetchone()  # writes the header
+                finally:
+                    conn.close()
+                os.link(tmp, self.path)
+            except FileExistsError:
+                pass  # another process made it first: that one is the store
+            except sqlite3.Error as exc:
+                raise fault(exc, self.path, writing=True) or StoreIOError(
+                    f"cannot create the store {self.path}: {exc}", file=str(self.path)
+                ) from None
+            except OSError as exc:
+                raise os_fault(exc, self.path) from None
+        finally:
+            for leftover in (
+                tmp,
+                tmp.with_name(tmp.name + "-wal"),
+                tmp.with_name(tmp.name + "-shm"),
+            ):
+                with contextlib.suppress(OSError):
+                    leftover.unlink()
 
     def _checkpoint(self) -> None:
         """Copy a WAL left behind (by a crash, a kill, a full disk) into the main file, so the
@@ -543,16 +596,24 @@ class SQLiteStore:
 
     def _resume_writing(self) -> None:
         """Opened for reading only: try to take up writing (the disk may have space again, the
-        file may be writable again); if it still cannot, refuse the write with the reason."""
-        try:
-            self._open_writer(self._core)
-        except _READABLE_FAULTS as exc:
-            self._degraded = exc
-            raise exc from None
-        log.warning("store %s: writable again", self.path)
-        with self._read_lock:  # the reader may be on the main file alone (immutable)
+        file may be writable again); if it still cannot, refuse the write with the reason.
+
+        The reader is closed first: SQLite shares one -shm mapping among a process's
+        connections to a file, so while a reader that could open the -shm only for reading
+        (a read-only -shm) is open, a new writer gets that read-only mapping too and could
+        never write. With no connection left, the writer opens the -shm afresh."""
+        with self._read_lock:
             if self._reader is not None:
                 self._reader.close()
+                self._reader = None
+            try:
+                self._open_writer(self._core)
+            except _READABLE_FAULTS as exc:
+                self._degraded = exc
+                self._reader = self._guarded(self._connect_reader, writing=False)
+                raise exc from None
+            log.warning("store %s: writable again", self.path)
+            # The reader may have been on the main file alone (immutable): connect it afresh.
             self._reader = self._connect()
             self._reader.execute("PRAGMA query_only = ON")
 
@@ -624,12 +685,13 @@ class SQLiteStore:
             if row[5] is not None:
                 raise ClosedRecordError(k.name, id)
             # The given fields replace the stored ones; null clears an optional field.
-            merged = {**json.loads(row[4]), **record}
+            old = self._body(k.name, row)
+            merged = {**old, **record}
             body = record_json(validate_record(k, merged))
             conn.execute(
                 "INSERT INTO history (record, gen, op, body, schema_version, prev_gen)"
                 " VALUES (?, ?, 'update', ?, ?, ?)",
-                (id, gen, row[4], row[3], row[1]),
+                (id, gen, row[4].decode("utf-8"), row[3], row[1]),
             )
             conn.execute(
                 "UPDATE records SET body = ?, gen = ?, schema_version = ? WHERE id = ?",
@@ -692,9 +754,28 @@ class SQLiteStore:
             raise UnknownRecordError(kind, id)
         return tuple(row)
 
+    def _body(self, kind: str, row: tuple[Any, ...]) -> dict[str, Any]:
+        """The record's fields, or a clear error naming the record when its body is damaged."""
+        body, problem = body_problem(row[4])
+        if body is None:
+            raise self._damaged(kind, int(row[0]), problem)
+        return body
+
+    def _damaged(self, kind: str, id: int, problem: str) -> StoreCorruptError:
+        return StoreCorruptError(
+            f"{kind} {id} in the store {self.path} is damaged: {problem}. It cannot be read "
+            "or changed (store_close takes it out of queries); the other records are "
+            "unaffected, and `prixfixe doctor` lists every damaged one. To get it back, "
+            + recovery_advice(self.path),
+            file=str(self.path),
+            kind=kind,
+            id=id,
+        )
+
     def get(self, kind: str, id: int) -> StoredRecord:
         k = self._kind(kind)
-        return _stored(k.name, self.read(lambda conn: self._row(conn, k.name, id)))
+        row = self.read(lambda conn: self._row(conn, k.name, id))
+        return _stored(k.name, row, self._body(k.name, row))
 
     def close_record(self, kind: str, id: int, reason: str | None = None) -> Written:
         k = self._kind(kind)
@@ -763,14 +844,32 @@ class SQLiteStore:
         sql, params = self._compile(k, spec, after, limit + 1)
 
         def work(conn: sqlite3.Connection) -> tuple[int, list[Any]]:
-            return self._generation(conn), conn.execute(sql, params).fetchall()
+            try:
+                rows = conn.execute(sql, params).fetchall()
+            except sqlite3.OperationalError as exc:
+                if "malformed JSON" not in str(exc):
+                    raise
+                # A body that is not JSON is in the range (damage: the index still holds its
+                # old value). Read the same snapshot again with every field guarded: slower
+                # (no field index), but every other record is served; the damaged one is named.
+                log.warning("store %s: a %s record's body is not JSON", self.path, k.name)
+                guarded_sql, guarded_params = self._compile(k, spec, after, limit + 1, guarded=True)
+                rows = conn.execute(guarded_sql, guarded_params).fetchall()
+            return self._generation(conn), rows
 
         generation, rows = self.read(work)
         more = len(rows) > limit
         rows = rows[:limit]
-        records = [_stored(k.name, tuple(r[:7])) for r in rows]
+        records: list[StoredRecord] = []
+        damaged: list[DamagedRecord] = []
+        for r in rows:
+            body, problem = body_problem(r[4])
+            if body is None:
+                damaged.append(DamagedRecord(int(r[0]), problem))
+            else:
+                records.append(_stored(k.name, tuple(r[:7]), body))
         next_cursor = encode_cursor(self._secret, spec, rows[-1][7], rows[-1][0]) if more else None
-        return Page(k.name, records, next_cursor, generation)
+        return Page(k.name, records, next_cursor, generation, tuple(damaged))
 
     def explain(
         self,
@@ -802,22 +901,28 @@ class SQLiteStore:
         return "records_kind_id"
 
     def _compile(
-        self, kind: StoreKind, spec: QuerySpec, after: tuple[Any, int] | None, limit: int
+        self,
+        kind: StoreKind,
+        spec: QuerySpec,
+        after: tuple[Any, int] | None,
+        limit: int,
+        *,
+        guarded: bool = False,
     ) -> tuple[str, list[Any]]:
         base = [f"kind = '{kind.name}'"]  # a literal, so the kind's partial indexes apply
         params: list[Any] = []
         if not spec.include_closed:
             base.append("closed_gen IS NULL")
         for c in spec.conditions:
-            sql, values = _condition_sql(c)
+            sql, values = _condition_sql(c, guarded=guarded)
             base.append(sql)
             params += values
-        expr = field_expr(spec.order_field)
+        expr = field_expr(spec.order_field, guarded=guarded)
         d = "DESC" if spec.descending else "ASC"
         order = f"ORDER BY id {d}" if spec.order_field == "id" else f"ORDER BY ov {d}, id {d}"
-        index = self._index(kind, spec)
+        index = "records_kind_id" if guarded else self._index(kind, spec)
         select = f'SELECT {_COLUMNS}, {expr} AS ov FROM records INDEXED BY "{index}" WHERE '
-        segments = _after(spec, after)
+        segments = _after(spec, after, guarded=guarded)
         parts: list[str] = []
         args: list[Any] = []
         for cond, values, one_value in segments:
@@ -874,11 +979,11 @@ class SQLiteStore:
                 self._writer = None
 
 
-def _stored(kind: str, row: tuple[Any, ...]) -> StoredRecord:
+def _stored(kind: str, row: tuple[Any, ...], body: dict[str, Any]) -> StoredRecord:
     return StoredRecord(
         id=row[0],
         kind=kind,
-        record=json.loads(row[4]),
+        record=body,
         gen=row[1],
         created_gen=row[2],
         schema_version=row[3],
@@ -887,8 +992,8 @@ def _stored(kind: str, row: tuple[Any, ...]) -> StoredRecord:
     )
 
 
-def _condition_sql(c: Condition) -> tuple[str, list[Any]]:
-    expr = field_expr(c.field)
+def _condition_sql(c: Condition, *, guarded: bool = False) -> tuple[str, list[Any]]:
+    expr = field_expr(c.field, guarded=guarded)
     if c.op == "=":
         return (f"{expr} IS NULL", []) if c.value is None else (f"{expr} = ?", [c.value])
     if c.op == "in":
@@ -903,7 +1008,9 @@ def _condition_sql(c: Condition) -> tuple[str, list[Any]]:
     return f"{expr} {c.op} ?", [c.value]
 
 
-def _after(spec: QuerySpec, after: tuple[Any, int] | None) -> list[tuple[str, list[Any], bool]]:
+def _after(
+    spec: QuerySpec, after: tuple[Any, int] | None, *, guarded: bool = False
+) -> list[tuple[str, list[Any], bool]]:
     """The page after (value, id) as segments, each one index seek, in sort order; the flag
     says the segment holds one value (so it is ordered by id alone).
 
@@ -917,7 +1024,7 @@ def _after(spec: QuerySpec, after: tuple[Any, int] | None) -> list[tuple[str, li
     value, last_id = after
     if spec.order_field == "id":
         return [(f"id {'<' if spec.descending else '>'} ?", [last_id], False)]
-    x = field_expr(spec.order_field)
+    x = field_expr(spec.order_field, guarded=guarded)
     if not spec.descending:
         if value is None:
             return [(f"{x} IS NULL AND id > ?", [last_id], True), (f"{x} IS NOT NULL", [], False)]

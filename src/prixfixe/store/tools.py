@@ -177,11 +177,18 @@ class RecordOutput(BaseModel):
     reason: str | None = None
 
 
+class DamagedOutput(BaseModel):
+    id: int
+    problem: str
+
+
 class QueryOutput(BaseModel):
     kind: str
     generation: int
     records: list[RecordOutput]
     next_cursor: str | None
+    # Records in the page's range whose stored body cannot be read: named, not served.
+    damaged: list[DamagedOutput] = []
 
 
 class KindOutput(BaseModel):
@@ -241,6 +248,7 @@ async def store_query(ctx: ToolContext, args: QueryInput) -> ToolResult:
         generation=page.generation,
         records=[_record(r) for r in page.records],
         next_cursor=page.next_cursor,
+        damaged=[DamagedOutput(id=d.id, problem=d.problem) for d in page.damaged],
     )
     text = query_text(data)
     if dates:
@@ -258,6 +266,11 @@ def query_text(data: QueryOutput) -> str:
         closed = f" closed ({r.reason})" if r.closed and r.reason else " closed" if r.closed else ""
         fields = json.dumps(r.record, ensure_ascii=False, separators=(",", ":"))
         lines.append(f"- id {r.id}{closed}: {fields}")
+    for d in data.damaged:
+        lines.append(
+            f"Left out, damaged: {data.kind} {d.id} ({d.problem}; `prixfixe doctor` lists "
+            "every damaged record)"
+        )
     if data.next_cursor:
         lines.append(f"More: cursor={data.next_cursor!r}")
     return "\n".join(lines)

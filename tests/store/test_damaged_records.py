@@ -1,0 +1,190 @@
+"""One damaged record in a sound file: its body's bytes are not UTF-8, or not JSON (what a
+flipped bit, a bad sector or a stray write leaves). The record is named as damaged wherever it
+is read; every other record of its kind is still served, page by page; nothing prints a
+traceback. The damage is made real in an SQLite file: bytes written into the body column with
+sqlite3, or overwritten in the file itself (the index keeps the old value, as after bit rot)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from prixfixe.errors import StoreCorruptError
+from prixfixe.store.sqlite import SQLiteStore
+from tests.conftest import AppFactory
+from tests.store.conftest import KINDS
+
+#: Record 2's text, as bytes that are not UTF-8 (0xff never appears in UTF-8).
+NOT_UTF8 = b'{"text":"caf\xff\xfe","due":"2026-01-02"}'
+#: What `not_json` writes over record 2's body in the file, byte for byte as long as the text.
+MARKER = b'{"text":"PATCHME'
+
+
+def _fill(path: Path, n: int = 5) -> None:
+    store = SQLiteStore.open(path, KINDS)
+    for i in range(1, n + 1):
+        text = "PATCHME" if i == 2 else f"r{i}"
+        store.put("reminder", {"text": text, "due": f"2026-01-0{i}"})
+    store.close()
+
+
+def not_utf8(path: Path, n: int = 5) -> None:
+    """Record 2's body becomes text SQLite holds (valid JSON to SQLite) but that is not UTF-8."""
+    _fill(path, n)
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute("UPDATE records SET body = CAST(? AS TEXT) WHERE id = 2", (NOT_UTF8,))
+        conn.commit()
+
+
+def not_json(path: Path, n: int = 5) -> None:
+    """Record 2's body is overwritten in the file with bytes that are not JSON: the b-tree is
+    sound (same length, same type) and its index entry keeps the old value, so the file opens
+    and `quick_check` passes; reading the body fails."""
+    _fill(path, n)
+    data = bytearray(path.read_bytes())
+    at = data.index(MARKER)
+    data[at : at + len(MARKER)] = b"<" * len(MARKER)
+    assert MARKER not in data
+    path.write_bytes(bytes(data))
+
+
+DAMAGES = {"not-utf8": not_utf8, "not-json": not_json}
+WHY = {"not-utf8": "not UTF-8", "not-json": "not JSON"}
+
+
+@pytest.fixture(params=sorted(DAMAGES))
+def damaged(request: pytest.FixtureRequest, db_path: Path) -> str:
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    DAMAGES[request.param](db_path)
+    return str(request.param)
+
+
+def test_get_names_the_damaged_record_and_what_is_wrong(db_path: Path, damaged: str) -> None:
+    store = SQLiteStore.open(db_path, KINDS)
+    try:
+        with pytest.raises(StoreCorruptError) as caught:
+            store.get("reminder", 2)
+        message = caught.value.message
+        assert "reminder 2" in message
+        assert WHY[damaged] in message
+        assert str(db_path) in message
+        assert "prixfixe doctor" in message
+        assert caught.value.data["kind"] == "reminder"
+        assert caught.value.data["id"] == 2
+        assert store.get("reminder", 3).record["text"] == "r3"
+        # Changing it needs its fields: refused by name, nothing written; closing it works.
+        with pytest.raises(StoreCorruptError, match="reminder 2"):
+            store.put("reminder", {"text": "fixed"}, 2)
+        assert store.generation() == 5
+        assert store.close_record("reminder", 2, "damaged").generation == 6
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {},
+        {"order_by": "due"},
+        {"order_by": "-due"},
+        {"where": {"text": {"contains": "r"}}},
+        {"where": {"due": {">=": "2026-01-01"}}, "order_by": "due"},
+    ],
+    ids=["by-id", "by-due", "by-due-desc", "unindexed-filter", "indexed-range"],
+)
+def test_every_other_record_is_served_page_by_page(
+    db_path: Path, damaged: str, query: dict[str, Any]
+) -> None:
+    store = SQLiteStore.open(db_path, KINDS)
+    try:
+        seen: list[int] = []
+        skipped: list[int] = []
+        cursor = None
+        for _ in range(10):
+            page = store.query("reminder", limit=2, cursor=cursor, **query)
+            seen += [r.id for r in page.records]
+            skipped += [d.id for d in page.damaged]
+            for d in page.damaged:
+                assert WHY[damaged] in d.problem
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        assert sorted(seen) == [1, 3, 4, 5]
+        assert len(seen) == len(set(seen))
+        if not query.get("where"):  # a filter may leave the damaged record out by itself
+            assert skipped == [2]
+    finally:
+        store.close()
+
+
+@pytest.mark.anyio
+async def test_through_mcp_the_record_is_a_clear_error_and_its_kind_still_serves(
+    make_app: AppFactory, damaged: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    from mcp import Client
+    from mcp.shared.exceptions import MCPError
+
+    from prixfixe.mcp.server import build_server
+
+    app = make_app()  # on the damaged file: `db_path` is the app's home's store
+    try:
+        async with Client(build_server(app)) as client:
+            with pytest.raises(MCPError) as caught:
+                await client.read_resource("prixfixe://store/reminder/2")
+            message = caught.value.error.message
+            assert "reminder 2" in message
+            assert WHY[damaged] in message
+            assert "OperationalError" not in message
+            assert "Could not decode" not in message
+            good = await client.read_resource("prixfixe://store/reminder/3")
+            assert json.loads(good.contents[0].text)["record"]["text"] == "r3"
+            for args in ({}, {"order_by": "due"}, {"where": {"text": {"contains": "r"}}}):
+                result = await client.call_tool("store_query", {"kind": "reminder", **args})
+                assert result.is_error is False, result.content[0].text
+                text = result.content[0].text
+                assert "4 reminder records" in text
+                assert all(f"- id {i}:" in text for i in (1, 3, 4, 5))
+                assert "- id 2:" not in text
+                data = result.structured_content
+                assert data is not None
+                assert [r["id"] for r in data["records"]] == [1, 3, 4, 5]
+                if not args:
+                    assert "damaged" in text
+                    assert "reminder 2" in text
+                    assert [d["id"] for d in data["damaged"]] == [2]
+    finally:
+        app.close_store()
+    err = capfd.readouterr().err
+    assert "Traceback" not in err
+    assert "OperationalError" not in err
+
+
+def test_the_cli_lists_the_rest_and_names_the_damaged_record_without_a_traceback(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "cli-home"
+    home.mkdir()
+    not_utf8(home / "store.sqlite3")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PRIXFIXE_")}
+    env["PRIXFIXE_HOME"] = str(home)
+    proc = subprocess.run(
+        [sys.executable, "-m", "prixfixe", "store", "query", "reminder"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert "Traceback" not in proc.stderr
+    assert proc.returncode == 0, proc.stderr
+    assert "r3" in proc.stdout
+    assert "reminder 2" in proc.stdout + proc.stderr
