@@ -2,7 +2,8 @@
 
 The layers, outside in: uvicorn with `connections.BoundedH11Protocol` (a deadline for each
 request's head, a cap on connections), `guard.Guard` (Host, Origin, token), `limits.
-RequestLimits` (body deadline and size, stream lifetime, the stop), the SDK's app.
+RequestLimits` (body deadline and size, stream lifetime, the stop), the SDK's app with
+`sessions.EvictingSessionManager` (at the session cap the session idle longest makes room).
 
 With the web page (`prixfixe.web`, built by the CLI and passed in as `pages`: this layer never
 imports it), `Routed` sends the MCP path to the SDK's app and every other path to the pages,
@@ -27,8 +28,11 @@ from typing import TYPE_CHECKING
 
 import anyio
 import uvicorn
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
 from sse_starlette.sse import AppStatus
+from starlette.applications import Starlette
+from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from prixfixe.errors import PrixfixeError
@@ -36,6 +40,7 @@ from prixfixe.leash.redact import install_logging_redaction
 from prixfixe.mcp.http.connections import bounded_protocol, connection_cap, quiet_accept_errors
 from prixfixe.mcp.http.guard import Guard, on_mcp_path
 from prixfixe.mcp.http.limits import RequestLimits
+from prixfixe.mcp.http.sessions import EvictingSessionManager
 from prixfixe.mcp.http.settings import HttpSettings
 
 if TYPE_CHECKING:
@@ -94,16 +99,20 @@ def build_asgi(
         from prixfixe.mcp.server import build_server
 
         server = build_server(app, stateless=settings.stateless)
-        starlette_app = server.streamable_http_app(
-            streamable_http_path=settings.path,
-            stateless_http=settings.stateless,
+        manager = EvictingSessionManager(
+            app=server,
+            stateless=settings.stateless,
             max_request_body_size=settings.max_body_bytes,
             session_idle_timeout=settings.session_idle_seconds,
             max_sessions=settings.max_sessions,
             # Host and Origin are checked once, by the guard (with prixfixe's allowlists and
             # messages); the SDK still checks Content-Type, sessions and the body size.
-            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-            host=settings.host,
+            security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        )
+        # What the SDK's `streamable_http_app` builds, with prixfixe's session manager.
+        starlette_app = Starlette(
+            routes=[Route(settings.path, endpoint=StreamableHTTPASGIApp(manager))],
+            lifespan=lambda _: manager.run(),
         )
     if pages is not None:
         inner: ASGIApp = Routed(starlette_app, pages, settings.path)
