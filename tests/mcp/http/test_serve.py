@@ -259,3 +259,15 @@ async def test_idle_sessions_expire(serve: ServeFactory) -> None:
     # Any request would keep the session alive: wait for the server to say it expired it.
     await served.wait_for_line(f"Session {session_id} idle timeout")
     assert (await _post(served.url, ping, **session)).status_code == 404
+
+
+async def test_without_the_page_other_paths_get_404_and_the_endpoint_with_a_slash_redirects(
+    serve: ServeFactory,
+) -> None:
+    served = serve("--no-web")
+    async with httpx2.AsyncClient(timeout=30) as http:
+        assert (await http.get(served.base + "/elsewhere")).status_code == 404
+        slash = await http.post(served.url + "/", json=INITIALIZE, headers=JSON_SSE)
+        assert slash.status_code == 307
+        assert slash.headers["location"] == served.url
+        assert (await http.post(served.url, json=INITIALIZE, headers=JSON_SSE)).status_code == 200

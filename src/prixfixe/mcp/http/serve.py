@@ -2,7 +2,8 @@
 
 The layers, outside in: uvicorn with `connections.BoundedH11Protocol` (a deadline for each
 request's head, a cap on connections), `guard.Guard` (Host, Origin, token), `limits.
-RequestLimits` (body deadline and size, stream lifetime, the stop), the SDK's app.
+RequestLimits` (body deadline and size, stream lifetime, the stop), the SDK's app with
+`sessions.EvictingSessionManager` (at the session cap the session idle longest makes room).
 
 With the web page (`prixfixe.web`, built by the CLI and passed in as `pages`: this layer never
 imports it), `Routed` sends the MCP path to the SDK's app and every other path to the pages,
@@ -27,8 +28,11 @@ from typing import TYPE_CHECKING
 
 import anyio
 import uvicorn
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 from mcp.server.transport_security import TransportSecuritySettings
 from sse_starlette.sse import AppStatus
+from starlette.applications import Starlette
+from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from prixfixe.errors import PrixfixeError
@@ -36,6 +40,7 @@ from prixfixe.leash.redact import install_logging_redaction
 from prixfixe.mcp.http.connections import bounded_protocol, connection_cap, quiet_accept_errors
 from prixfixe.mcp.http.guard import Guard, on_mcp_path
 from prixfixe.mcp.http.limits import RequestLimits
+from prixfixe.mcp.http.sessions import EvictingSessionManager
 from prixfixe.mcp.http.settings import HttpSettings
 
 if TYPE_CHECKING:
@@ -71,6 +76,26 @@ class Routed:
             await self.pages(scope, receive, send)
 
 
+class Direct:
+    """Requests for exactly `path` straight to `endpoint`; the rest (the lifespan, other
+    paths: 404, `path/`: a redirect) to `app`, the Starlette app that routes `path` to the same
+    `endpoint`. Starlette's error and exception middleware and its router did nothing for the
+    endpoint's requests (the SDK answers its own errors; uvicorn answers 500 and logs an
+    exception either way) but cost about a twentieth of the server's time per call
+    (docs/benchmarks.md, HTTP load)."""
+
+    def __init__(self, endpoint: ASGIApp, app: ASGIApp, path: str) -> None:
+        self.endpoint = endpoint
+        self.app = app
+        self.path = path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] == self.path:
+            await self.endpoint(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
+
+
 async def _empty_lifespan(receive: Receive, send: Send) -> None:
     while True:
         message = await receive()
@@ -94,16 +119,26 @@ def build_asgi(
         from prixfixe.mcp.server import build_server
 
         server = build_server(app, stateless=settings.stateless)
-        starlette_app = server.streamable_http_app(
-            streamable_http_path=settings.path,
-            stateless_http=settings.stateless,
+        manager = EvictingSessionManager(
+            app=server,
+            stateless=settings.stateless,
             max_request_body_size=settings.max_body_bytes,
             session_idle_timeout=settings.session_idle_seconds,
             max_sessions=settings.max_sessions,
             # Host and Origin are checked once, by the guard (with prixfixe's allowlists and
             # messages); the SDK still checks Content-Type, sessions and the body size.
-            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-            host=settings.host,
+            security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        )
+        endpoint = StreamableHTTPASGIApp(manager)
+        # What the SDK's `streamable_http_app` builds, with prixfixe's session manager; the
+        # endpoint's own requests skip its middleware and router (`Direct`).
+        starlette_app = Direct(
+            endpoint,
+            Starlette(
+                routes=[Route(settings.path, endpoint=endpoint)],
+                lifespan=lambda _: manager.run(),
+            ),
+            settings.path,
         )
     if pages is not None:
         inner: ASGIApp = Routed(starlette_app, pages, settings.path)
