@@ -791,6 +791,7 @@ class SQLiteStore:
             file=str(self.path),
             kind=kind,
             id=id,
+            closed=closed,
         )
 
     def get(self, kind: str, id: int) -> StoredRecord:
