@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import mcp_types as types
@@ -16,7 +17,12 @@ from prixfixe.config import home_dir, load_config
 from prixfixe.servers import catalogue
 from prixfixe.servers.status import listing_json
 from prixfixe.tokens import count_tokens
-from tests.servers.conftest import fixture_table, spawns  # noqa: F401 - a fixture
+from tests.servers.conftest import (  # noqa: F401 - a fixture
+    FIXTURE_SERVER,
+    fixture_table,
+    script_table,
+    spawns,
+)
 from tests.servers.test_import import (
     ALL_FIXTURES,
     CLAUDE_CODE,
@@ -426,3 +432,44 @@ def test_list_with_a_literal_credential_in_the_config_is_an_error_that_hides_it(
     assert "key 'servers.gh.env.GITHUB_TOKEN'" in err
     assert "credentials are references" in err
     assert "ghp_LiteralInConfig99" not in err
+
+
+def test_test_says_on_stderr_what_it_is_doing_and_keeps_stdout_as_it_was(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "prixfixe.toml").write_text(fixture_table())
+    code, out, err = run("servers", "test", "fix")
+    assert code == 0, err
+    lines = err.splitlines()
+    assert lines[0].startswith("starting fix (")
+    assert FIXTURE_SERVER.name in lines[0]
+    assert lines[0].endswith(")…")
+    assert any(
+        line.startswith("fix answered after ") and "listing tools…" in line for line in lines
+    )
+    assert any(line.startswith("listed ") and " tools in " in line for line in lines)
+    assert lines[-1].startswith("done in ")
+    assert "starting" not in out  # progress never reaches stdout
+    assert out.splitlines()[0].startswith("fix (fixture")
+    code, out, err = run("servers", "test", "fix", "--json")
+    assert code == 0
+    assert json.loads(out)["ok"] is True  # stdout is the JSON alone
+    assert err.splitlines()[0].startswith("starting fix (")
+
+
+def test_a_slow_start_is_shown_ticking_and_a_failure_says_when(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from prixfixe.servers import probe
+
+    monkeypatch.setattr(probe, "TICK_SECONDS", 0.05)
+    table = script_table("slow", tmp_path / "slow.py", "import time\ntime.sleep(1)\n")
+    (tmp_path / "prixfixe.toml").write_text(table)
+    code, out, err = run("servers", "test", "slow", env={"PATH": os.environ["PATH"]})
+    assert code == 1
+    assert out == ""
+    lines = err.splitlines()
+    assert lines[0].startswith("starting slow (")
+    assert any(re.fullmatch(r"still starting slow: \d+\.\d s…", line) for line in lines), err
+    assert any(line.startswith("slow failed after ") for line in lines), err
+    assert "prixfixe: error: server 'slow': could not start" in " ".join(err.split())

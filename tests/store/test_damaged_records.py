@@ -188,3 +188,153 @@ def test_the_cli_lists_the_rest_and_names_the_damaged_record_without_a_traceback
     assert proc.returncode == 0, proc.stderr
     assert "r3" in proc.stdout
     assert "reminder 2" in proc.stdout + proc.stderr
+
+
+# -- a damaged version in a record's history, a damaged close reason ---------------------------
+
+#: What each history damage writes over record 1's first kept version (an update's old body),
+#: and the words that name it.
+HISTORY_DAMAGES = {
+    "body-not-utf8": ("body", NOT_UTF8, "its body is not UTF-8"),
+    "body-not-json": ("body", b"<<<<", "its body is not JSON"),
+    "reason-not-utf8": ("reason", b"do\xffne", "its reason is not UTF-8"),
+}
+
+
+def with_history(path: Path) -> list[int]:
+    """Records 1-5; record 1 updated twice then closed ("done"): three history entries, at the
+    generations returned (update, update, close)."""
+    _fill(path)
+    store = SQLiteStore.open(path, KINDS)
+    try:
+        gens = [
+            store.put("reminder", {"text": "v2"}, 1).generation,
+            store.put("reminder", {"text": "v3"}, 1).generation,
+            store.close_record("reminder", 1, "done").generation,
+        ]
+    finally:
+        store.close()
+    return gens
+
+
+def damage_history(path: Path, damage: str) -> tuple[int, str]:
+    """Record 1's history with one entry damaged as `damage` says: that entry's generation and
+    the words naming what is wrong."""
+    gens = with_history(path)
+    column, raw, why = HISTORY_DAMAGES[damage]
+    gen = gens[2] if column == "reason" else gens[0]
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute(
+            f"UPDATE history SET {column} = CAST(? AS TEXT) WHERE record = 1 AND gen = ?",
+            (raw, gen),
+        )
+        conn.commit()
+    return gen, why
+
+
+@pytest.mark.parametrize("damage", sorted(HISTORY_DAMAGES))
+def test_history_serves_every_other_version_and_names_the_damaged_one(
+    db_path: Path, damage: str
+) -> None:
+    gen, why = damage_history(db_path, damage)
+    store = SQLiteStore.open(db_path, KINDS)
+    try:
+        entries = store.history("reminder", 1)
+    finally:
+        store.close()
+    assert [e.op for e in entries] == ["update", "update", "close"]
+    (bad,) = [e for e in entries if e.problem]
+    assert bad.gen == gen
+    assert why in bad.problem
+    assert bad.body is None
+    assert bad.reason is None
+    good = {e.gen: e for e in entries if not e.problem}
+    assert len(good) == 2
+    bodies = [e.body["text"] for e in good.values() if e.body is not None]
+    reasons = [e.reason for e in good.values() if e.op == "close"]
+    if damage.startswith("body"):
+        assert bodies == ["v2"]
+        assert reasons == ["done"]
+    else:
+        assert bodies == ["r1", "v2"]
+        assert reasons == []
+
+
+def close_reason_not_utf8(path: Path) -> None:
+    """Records 1-5, record 3 closed with a reason whose bytes are not UTF-8."""
+    _fill(path)
+    store = SQLiteStore.open(path, KINDS)
+    try:
+        store.close_record("reminder", 3, "done")
+    finally:
+        store.close()
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute(
+            "UPDATE records SET close_reason = CAST(? AS TEXT) WHERE id = 3", (b"do\xffne",)
+        )
+        conn.commit()
+
+
+def test_a_damaged_close_reason_names_its_record_everywhere_it_is_read(db_path: Path) -> None:
+    from prixfixe.errors import ClosedRecordError
+
+    close_reason_not_utf8(db_path)
+    store = SQLiteStore.open(db_path, KINDS)
+    try:
+        with pytest.raises(StoreCorruptError) as caught:
+            store.get("reminder", 3)
+        message = caught.value.message
+        assert "reminder 3" in message
+        assert "its close reason is not UTF-8 (byte 0xff at offset 2)" in message
+        assert "it is closed" in message
+        assert "store_close takes it out" not in message  # it is out already
+        assert caught.value.data["id"] == 3
+        page = store.query("reminder", include_closed=True)
+        assert [r.id for r in page.records] == [1, 2, 4, 5]
+        assert [(d.id, "close reason is not UTF-8" in d.problem) for d in page.damaged] == [
+            (3, True)
+        ]
+        assert [r.id for r in store.query("reminder").records] == [1, 2, 4, 5]
+        with pytest.raises(ClosedRecordError, match="reminder record 3 is closed"):
+            store.close_record("reminder", 3, "again")
+        (entry,) = store.history("reminder", 3)  # the history keeps the reason as written
+        assert entry.reason == "done"
+    finally:
+        store.close()
+
+
+@pytest.mark.anyio
+async def test_through_mcp_a_damaged_close_reason_is_a_clear_error_not_a_raw_one(
+    make_app: AppFactory, db_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    from mcp import Client
+    from mcp.shared.exceptions import MCPError
+
+    from prixfixe.mcp.server import build_server
+
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    close_reason_not_utf8(db_path)
+    app = make_app()
+    try:
+        async with Client(build_server(app)) as client:
+            with pytest.raises(MCPError) as caught:
+                await client.read_resource("prixfixe://store/reminder/3")
+            message = caught.value.error.message
+            assert "reminder 3" in message
+            assert "close reason is not UTF-8" in message
+            assert "Could not decode" not in message
+            result = await client.call_tool(
+                "store_query", {"kind": "reminder", "include_closed": True}
+            )
+            assert result.is_error is False, result.content[0].text
+            text = result.content[0].text
+            assert "Left out, damaged: reminder 3 (its close reason is not UTF-8" in text
+            assert "Could not decode" not in text
+            closed = await client.call_tool("store_close", {"kind": "reminder", "id": 3})
+            assert closed.is_error is True
+            assert "reminder record 3 is closed" in closed.content[0].text
+    finally:
+        app.close_store()
+    err = capfd.readouterr().err
+    assert "Traceback" not in err
+    assert "Could not decode" not in err

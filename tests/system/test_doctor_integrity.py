@@ -4,6 +4,7 @@ says how to recover a damaged file, and reads it without creating anything besid
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from io import StringIO
@@ -133,6 +134,8 @@ def test_the_body_check_is_bounded_and_says_how_much_it_checked(tmp_path: Path) 
     assert part.records == {
         "checked": 1,
         "of": 5,
+        "history_checked": 0,
+        "history_of": 0,
         "complete": False,
         "stopped": "stopped at the limit of 1 records",
         "damaged": [],
@@ -210,3 +213,41 @@ def test_a_body_that_is_json_but_not_an_object_is_named_as_such() -> None:
 
     assert body_problem(b"[1, 2]") == (None, "its body is JSON but not an object (a list)")
     assert body_problem(b'{"a": 1}') == ({"a": 1}, "")
+
+
+def test_the_body_check_reads_history_and_close_reasons_within_the_same_bound(
+    tmp_path: Path,
+) -> None:
+    from tests.store.test_damaged_records import damage_history
+
+    path = tmp_path / "store.sqlite3"
+    gen, _why = damage_history(path, "body-not-utf8")  # 5 records; record 1: 3 history entries
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE records SET close_reason = CAST(? AS TEXT) WHERE id = 1", (b"\xff",))
+    conn.close()
+    whole = check_integrity(path)
+    assert whole.status == "damaged"
+    assert whole.records["checked"] == whole.records["of"] == 5
+    assert whole.records["history_checked"] == whole.records["history_of"] == 3
+    assert whole.records["complete"] is True
+    assert [(d["kind"], d["id"], d.get("gen")) for d in whole.records["damaged"]] == [
+        ("reminder", 1, None),
+        ("reminder", 1, gen),
+    ]
+    problems = " ".join(whole.problems)
+    assert "reminder 1: its close reason is not UTF-8" in problems
+    assert (
+        f"reminder 1 (its version of generation {gen}, in its history): its body is not UTF-8"
+        in (problems)
+    )
+    # One bound for both: 5 records leave 1 history entry to read.
+    part = check_integrity(path, max_records=6)
+    assert part.records["checked"] == 5
+    assert part.records["history_checked"] == 1
+    assert part.records["complete"] is False
+    assert part.records["stopped"] == "stopped at the limit of 6 records"
+    _code, out, _ = _run_check(tmp_path)
+    assert "2 damaged records" in out
+    assert "all 5 records and 3 history entries checked" in out
+    _code, out, _ = _run_check(tmp_path, max_records=6)
+    assert "5 of 5 records and 1 of 3 history entries" in out

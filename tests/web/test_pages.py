@@ -395,3 +395,36 @@ def test_the_capabilities_page_shows_mounted_servers_read_or_not(tmp_path: Path)
     assert "<code>later</code>" in page.text
     assert "tools not read yet" in page.text
     assert "Reads &lt;b&gt;later&lt;/b&gt;" in page.text
+
+
+def test_a_damaged_record_is_named_on_the_pages_and_can_still_be_closed(site: Site) -> None:
+    import sqlite3
+    from contextlib import closing
+
+    written = site.app.store.put("reminder", {"text": "damage me", "due": "2031-03-04"})
+    with closing(sqlite3.connect(site.app.store.location)) as conn:
+        conn.execute(
+            "UPDATE records SET body = CAST(? AS TEXT) WHERE id = ?",
+            (b'{"text":"caf\xff"}', written.id),
+        )
+        conn.commit()
+    note = f"Left out, damaged: reminder {written.id} (its body is not UTF-8 (byte 0xff at offset"
+    for path in ("/", "/records", "/records?kind=reminder", "/fragments/records"):
+        page = site.http.get(path)
+        assert page.status_code == 200, (path, page.text)
+        assert note in page.text, path
+        assert "prixfixe doctor" in page.text, path
+        assert f'id="record-reminder-{written.id}"' not in page.text, path
+    close = f"/records/reminder/{written.id}/close"
+    assert f'<a href="{close}">Close…</a>' in site.http.get("/records").text
+    confirm = site.http.get(close)
+    assert confirm.status_code == 200, confirm.text
+    assert "is damaged: its body is not UTF-8" in confirm.text
+    assert f'<form method="post" id="close-form" action="{close}">' in confirm.text
+    closed = site.http.post(close, data={"csrf": site.csrf(close), "reason": "damaged"})
+    assert closed.status_code == 303, closed.text
+    assert site.app.store.history("reminder", written.id)[-1].reason == "damaged"
+    assert f"Left out, damaged: reminder {written.id} (" not in site.http.get("/records").text
+    again = site.http.get(close)
+    assert again.status_code == 404
+    assert "already closed" in again.text

@@ -227,3 +227,47 @@ def test_the_plots_have_no_style_the_pages_policy_would_ignore(make_app: AppFact
         assert "<style" not in svg
         assert " style=" not in svg
         assert 'fill="#4477aa"' in svg or 'fill="#c46028"' in svg
+
+
+def test_the_budget_is_counted_and_drawn_ahead_of_a_visit_and_drawn_once(
+    make_app: AppFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from prixfixe.web import budget as budget_module
+    from prixfixe.web.app import build_pages, templates
+    from prixfixe.web.auth import Sessions
+    from prixfixe.web.live import Changes
+    from prixfixe.web.pages import Pages
+    from prixfixe.web.plots import _drawn
+
+    app = make_app()
+    _drawn.cache_clear()
+    pages = Pages(app, Sessions(None), Changes(app), templates())
+    pages.warm_budget()
+    assert pages.warming is not None
+    pages.warming.join(120)
+    assert not pages.warming.is_alive()
+    assert app.registry in budget_module._cache  # counted before any visit
+    assert _drawn.cache_info().currsize == 1  # drawn before any visit
+    hits = _drawn.cache_info().hits
+    first = budget_svgs(token_budget(app))
+    assert _drawn.cache_info().hits == hits + 1  # a visit draws nothing again
+    assert first is budget_svgs(token_budget(app))
+    # The page app starts the warm-up as it is built.
+    warmed: list[Pages] = []
+    monkeypatch.setattr(Pages, "warm_budget", lambda self: warmed.append(self))
+    build_pages(app, None)
+    assert len(warmed) == 1
+
+
+def test_a_failed_warm_up_is_logged_not_raised(
+    make_app: AppFactory, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from prixfixe.web import budget as budget_module
+    from prixfixe.web.pages import _warm
+
+    def broken(app: object) -> Budget:
+        raise RuntimeError("no tokenizer")
+
+    monkeypatch.setattr(budget_module, "token_budget", broken)
+    _warm(make_app())  # returns: a thread's failure must not vanish or crash anything
+    assert "computing the token budget ahead of a visit failed" in caplog.text

@@ -63,11 +63,16 @@ def _print_integrity(out: Any, check: dict[str, Any]) -> None:
     if bodies:
         bad = len(bodies["damaged"])
         said = f"[red]{plural(bad, 'damaged record')}[/]" if bad else "[green]all readable[/]"
-        scope = (
-            f"all {bodies['of']}"
-            if bodies["complete"]
-            else f"[yellow]{bodies['checked']} of {bodies['of']}[/] ({escape(bodies['stopped'])})"
-        )
+        history = bodies.get("history_of", 0)
+        if bodies["complete"]:
+            entries = f" and {plural(history, 'history entry', 'history entries')}"
+            scope = f"all {plural(bodies['of'], 'record')}{entries if history else ''}"
+        else:
+            entries = f" and {bodies.get('history_checked', 0)} of {history} history entries"
+            scope = (
+                f"[yellow]{bodies['checked']} of {plural(bodies['of'], 'record')}"
+                f"{entries if history else ''}[/] ({escape(bodies['stopped'])})"
+            )
         out.print(f"  record bodies: {said} ({scope} checked)")
     wal = check.get("wal") or {}
     if wal.get("present"):

@@ -164,7 +164,8 @@ def servers_test(name: str, as_json: bool) -> None:
     routines = app.routines
     base_dir = app.config.path.parent if app.config.path else app.cwd
     launch = Launch(gate=routines.gate, net=routines.net, env=app.env, base_dir=base_dir)
-    result = anyio.run(probe, name, config, launch, app.home)
+    # Progress on stderr, as it goes: stdout (and --json) holds the result alone.
+    result = anyio.run(probe, name, config, launch, app.home, _progress)
     if as_json:
         echo_json(result.as_dict())
         if not result.ok:
@@ -173,6 +174,10 @@ def servers_test(name: str, as_json: bool) -> None:
     if result.error is not None:
         fail(result.error, 1)
     _print_probe(result)
+
+
+def _progress(text: str) -> None:
+    click.echo(text, err=True)
 
 
 def _print_probe(result: Probe) -> None:

@@ -4,11 +4,17 @@ their references), read what it offers, keep its tool list on disk, and stop it.
 
 The server runs in a task group of its own, not the serving one: the test must work when
 nothing serves, and must not start any other server.
+
+A start can take a while (`npx` fetching a package): `progress`, when given, is told each step
+as a line a person reads — starting (and what runs), every `TICK_SECONDS` while it waits,
+answered and listing, listed, failed, done — with the seconds since the start.
 """
 
 from __future__ import annotations
 
+import shlex
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +27,11 @@ from prixfixe.errors import UpstreamError
 from prixfixe.servers import catalogue
 from prixfixe.servers.status import listing_tokens
 from prixfixe.servers.upstream import Launch, Read, Upstream
+
+#: How often a waiting test says it is still waiting.
+TICK_SECONDS = 5.0
+#: The longest command line (or URL) a progress line shows.
+SHOWN_CHARS = 120
 
 
 @dataclass(frozen=True)
@@ -72,7 +83,13 @@ def refusal(name: str, config: ServerConfig, deny: frozenset[str], source: str) 
     return None
 
 
-async def probe(name: str, config: ServerConfig, launch: Launch, home: Path) -> Probe:
+async def probe(
+    name: str,
+    config: ServerConfig,
+    launch: Launch,
+    home: Path,
+    progress: Callable[[str], None] | None = None,
+) -> Probe:
     """Start server `name`, read its tools (and resources and prompts when it offers them),
     keep its tool list on disk, stop it. Every fault is in the result, never raised.
 
@@ -85,13 +102,33 @@ async def probe(name: str, config: ServerConfig, launch: Launch, home: Path) -> 
     clock = time.monotonic()
     seconds = 0.0
     error: str | None = None
+    say = progress or _silent
+    waiting = [f"still starting {name}"]
+
+    def elapsed() -> str:
+        return f"{time.monotonic() - clock:.1f} s"
+
+    def answered(_initialized: object) -> None:
+        say(f"{name} answered after {elapsed()}; listing tools…")
+        waiting[0] = f"still listing {name}'s tools"
+
+    async def tick() -> None:
+        while True:
+            await anyio.sleep(TICK_SECONDS)
+            say(f"{waiting[0]}: {elapsed()}…")
+
+    say(f"starting {name} ({_runs(config)})…")
+    upstream.on_initialized = answered
     async with anyio.create_task_group() as tg:
         upstream.attach(tg)
+        if progress is not None:
+            tg.start_soon(tick)
         try:
             await upstream.session()  # started: its lists are read
             seconds = time.monotonic() - clock
         except UpstreamError as exc:
             error = exc.message
+            say(f"{name} failed after {elapsed()}")
         finally:
             upstream.stop("the test is over")
             tg.cancel_scope.cancel()
@@ -99,12 +136,14 @@ async def probe(name: str, config: ServerConfig, launch: Launch, home: Path) -> 
     if error is not None:
         return Probe(name, transport, "failed", error=error)
     tools = next((r.tools for r in reads if r.tools is not None), [])
+    say(f"listed {len(tools)} tools in {seconds:.1f} s; stopped {name}")
     resources = next((r.resources for r in reads if r.resources is not None), None)
     templates = next((r.templates for r in reads if r.templates is not None), None)
     prompts = next((r.prompts for r in reads if r.prompts is not None), None)
     catalogue.save(
         path, tools, resources=resources or (), templates=templates or (), prompts=prompts or ()
     )
+    say(f"done in {elapsed()}")
     return Probe(
         name,
         transport,
@@ -124,3 +163,16 @@ def _described(info: types.Implementation | None) -> str | None:
     if info is None:
         return None
     return f"{info.name} {info.version}".strip()
+
+
+def _silent(_text: str) -> None:
+    """Progress nobody asked for."""
+
+
+def _runs(config: ServerConfig) -> str:
+    """What a start runs, as a person would type it (the URL of an HTTP server), shortened."""
+    if config.command is not None:
+        shown = shlex.join([config.command, *config.args])
+    else:
+        shown = str(config.url)
+    return shown if len(shown) <= SHOWN_CHARS else shown[: SHOWN_CHARS - 1] + "…"

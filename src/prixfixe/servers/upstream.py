@@ -158,6 +158,9 @@ class Upstream:
         self._launch = launch
         self._on_lists = on_lists
         self._on_updated = on_updated
+        #: Told each time a start's initialize is answered, before its lists are read (the
+        #: progress `prixfixe servers test` shows).
+        self.on_initialized: Callable[[types.InitializeResult], None] | None = None
         #: Upstream URIs someone is subscribed to through prixfixe; `_subscribed` those the
         #: running session has subscribed to upstream.
         self._watched: set[str] = set()
@@ -251,6 +254,8 @@ class Upstream:
                 )
                 with anyio.fail_after(self.start_timeout):
                     initialized = await session.initialize()
+                    if self.on_initialized is not None:
+                        self.on_initialized(initialized)
                     tools = await _list_tools(session)
                     lists = await self._read_lists(session, ("resources", "prompts"))
                 self.server_info = initialized.server_info

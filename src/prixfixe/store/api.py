@@ -75,13 +75,17 @@ class Page:
 
 @dataclass(frozen=True)
 class HistoryEntry:
-    """A state a record left behind: the body an update replaced, or a close and its reason."""
+    """A state a record left behind: the body an update replaced, or a close and its reason.
+    `problem` names what is wrong when that version cannot be read (its stored body or reason
+    is not UTF-8, or the body not a JSON object): its `body` and `reason` are then None, and
+    the record's other versions are still served."""
 
     gen: int
     op: str  # "update" or "close"
     body: dict[str, Any] | None
     prev_gen: int
     reason: str | None
+    problem: str = ""  # e.g. "its body is not UTF-8 (byte 0xff at offset 12)"
 
 
 @dataclass(frozen=True)

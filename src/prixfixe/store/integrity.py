@@ -23,12 +23,13 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from prixfixe.store.faults import empty_message, primary_code, recovery_advice
-from prixfixe.store.records import body_problem
+from prixfixe.store.records import body_problem, text_problem
 
 #: How long doctor's check may read the file: seconds of a few hundred MB on a laptop disk.
 DEFAULT_TIME_LIMIT_S = 10.0
@@ -119,7 +120,7 @@ def check_integrity(
     if problems == ["ok"]:
         bad = records.get("damaged", [])
         if bad:
-            named = [f"{d['kind']} {d['id']}: {d['problem']}" for d in bad]
+            named = [damaged_name(d) for d in bad]
             return _damaged(path, named, started, records, health)
         return Integrity("ok", seconds=time.monotonic() - started, records=records, wal=health)
     return _damaged(path, problems, started, wal=health)
@@ -128,38 +129,82 @@ def check_integrity(
 def _bodies(
     conn: sqlite3.Connection, deadline: float, max_records: int, max_damaged: int
 ) -> dict[str, Any]:
-    """Decode records' bodies in id order, up to `max_records` or the deadline; the count
-    checked, of how many, and the damaged ones (at most `max_damaged` named)."""
+    """Decode records' bodies and close reasons in id order, then their history's bodies and
+    reasons, up to `max_records` rows in all or the deadline; how many of each were checked,
+    of how many, and the damaged ones (at most `max_damaged` named; a version in a record's
+    history also by its generation, `gen`)."""
     names = {str(r[0]) for r in conn.execute("SELECT name FROM sqlite_master")}
     if "records" not in names:
         return {}
-    total = int(conn.execute("SELECT count(*) FROM records").fetchone()[0])
-    checked = 0
+    sources = [
+        (
+            "records",
+            "SELECT id, kind, NULL, CAST(body AS BLOB), CAST(close_reason AS BLOB)"
+            " FROM records ORDER BY id",
+            "close reason",
+        )
+    ]
+    if "history" in names:
+        sources.append(
+            (
+                "history",
+                "SELECT h.record, r.kind, h.gen, CAST(h.body AS BLOB), CAST(h.reason AS BLOB)"
+                " FROM history h JOIN records r ON r.id = h.record ORDER BY h.record, h.gen",
+                "reason",
+            )
+        )
+    totals = {
+        t: int(conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]) for t, _, _ in sources
+    }
+    checked = dict.fromkeys(totals, 0)
     damaged: list[dict[str, Any]] = []
-    cur = conn.execute("SELECT id, kind, CAST(body AS BLOB) FROM records ORDER BY id")
     stopped = ""
-    while not stopped:
-        batch = cur.fetchmany(500)
-        if not batch:
-            break
-        for id_, kind, raw in batch:
-            if checked >= max_records:
+    for table, sql, beside in sources:
+        for id_, kind, gen, body, text in _rows(conn, sql):
+            if sum(checked.values()) >= max_records:
                 stopped = f"stopped at the limit of {max_records} records"
-                break
-            if time.monotonic() > deadline:
+            elif time.monotonic() > deadline:
                 stopped = "stopped at the time limit"
+            if stopped:
                 break
-            checked += 1
-            body, problem = body_problem(raw)
-            if body is None and len(damaged) < max_damaged:
-                damaged.append({"kind": str(kind), "id": int(id_), "problem": problem})
+            checked[table] += 1
+            problem = _row_problem(body, text, beside)
+            if problem and len(damaged) < max_damaged:
+                where = {} if gen is None else {"gen": int(gen)}
+                damaged.append({"kind": str(kind), "id": int(id_), **where, "problem": problem})
+        if stopped:
+            break
     return {
-        "checked": checked,
-        "of": total,
-        "complete": checked == total,
+        "checked": checked["records"],
+        "of": totals["records"],
+        "history_checked": checked.get("history", 0),
+        "history_of": totals.get("history", 0),
+        "complete": checked == totals,
         "stopped": stopped,
         "damaged": damaged,
     }
+
+
+def _rows(conn: sqlite3.Connection, sql: str) -> Iterator[tuple[Any, ...]]:
+    cur = conn.execute(sql)
+    while batch := cur.fetchmany(500):
+        yield from batch
+
+
+def _row_problem(body: bytes | None, text: bytes | None, beside: str) -> str:
+    """What is wrong with a stored body (None: a close's history entry has none) or the text
+    beside it, named `beside` ("close reason"); "" when both read."""
+    if body is not None:
+        decoded, problem = body_problem(body)
+        if decoded is None:
+            return problem
+    return text_problem(text, beside)[1]
+
+
+def damaged_name(d: dict[str, Any]) -> str:
+    """A damaged record (or a version in its history) as doctor names it."""
+    where = f" (its version of generation {d['gen']}, in its history)" if "gen" in d else ""
+    return f"{d['kind']} {d['id']}{where}: {d['problem']}"
 
 
 def wal_health(path: Path) -> dict[str, Any]:

@@ -130,12 +130,22 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def text_problem(raw: bytes | None, what: str) -> tuple[str | None, str]:
+    """Stored text (read as its bytes) decoded, or None and what is wrong with it, naming it as
+    `what` ("body", "close reason"); None with no problem when nothing is stored."""
+    if raw is None:
+        return None, ""
+    try:
+        return raw.decode("utf-8"), ""
+    except UnicodeDecodeError as exc:
+        return None, f"its {what} is not UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})"
+
+
 def body_problem(raw: bytes) -> tuple[dict[str, Any] | None, str]:
     """A stored body decoded, or None and what is wrong with it (for a person and a model)."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return None, f"its body is not UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})"
+    text, problem = text_problem(raw, "body")
+    if text is None:
+        return None, problem
     try:
         body = json.loads(text)
     except ValueError as exc:

@@ -21,7 +21,6 @@ body cannot be decoded is an error naming it where it is read, and is left out o
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import sqlite3
@@ -82,6 +81,7 @@ from prixfixe.store.records import (
     find_kind,
     kind_conflict,
     record_json,
+    text_problem,
     validate_record,
     validated_bodies,
 )
@@ -96,7 +96,11 @@ SQLITE_BUSY_TIMEOUT_S = 0.2
 DEFAULT_BUSY_WAIT_S = 30.0
 # The body as its stored bytes: decoded (UTF-8, then JSON) one record at a time, so a damaged
 # body is named as that record's problem rather than failing the whole read.
-_COLUMNS = "id, gen, created_gen, schema_version, CAST(body AS BLOB), closed_gen, close_reason"
+# The close reason likewise: text that is not UTF-8 there names the record too.
+_COLUMNS = (
+    "id, gen, created_gen, schema_version, CAST(body AS BLOB), closed_gen,"
+    " CAST(close_reason AS BLOB)"
+)
 
 
 #: Faults that leave a store readable: it opens for reading and refuses writes while they last.
@@ -761,21 +765,42 @@ class SQLiteStore:
             raise self._damaged(kind, int(row[0]), problem)
         return body
 
-    def _damaged(self, kind: str, id: int, problem: str) -> StoreCorruptError:
+    def _decoded(self, kind: str, row: tuple[Any, ...]) -> tuple[StoredRecord | None, str]:
+        """The record a row holds, or None and what is wrong with its body or close reason."""
+        body, problem = body_problem(row[4])
+        if body is None:
+            return None, problem
+        reason, problem = text_problem(row[6], "close reason")
+        if problem:
+            return None, problem
+        return _stored(kind, row, body, reason), ""
+
+    def _damaged(
+        self, kind: str, id: int, problem: str, *, closed: bool = False
+    ) -> StoreCorruptError:
+        what = (
+            "It cannot be read (it is closed, so queries leave it out unless closed records "
+            "are asked for)"
+            if closed
+            else "It cannot be read or changed (store_close takes it out of queries)"
+        )
         return StoreCorruptError(
-            f"{kind} {id} in the store {self.path} is damaged: {problem}. It cannot be read "
-            "or changed (store_close takes it out of queries); the other records are "
-            "unaffected, and `prixfixe doctor` lists every damaged one. To get it back, "
-            + recovery_advice(self.path),
+            f"{kind} {id} in the store {self.path} is damaged: {problem}. {what}; the other "
+            "records are unaffected, and `prixfixe doctor` lists every damaged one. To get it "
+            "back, " + recovery_advice(self.path),
             file=str(self.path),
             kind=kind,
             id=id,
+            closed=closed,
         )
 
     def get(self, kind: str, id: int) -> StoredRecord:
         k = self._kind(kind)
         row = self.read(lambda conn: self._row(conn, k.name, id))
-        return _stored(k.name, row, self._body(k.name, row))
+        stored, problem = self._decoded(k.name, row)
+        if stored is None:
+            raise self._damaged(k.name, id, problem, closed=row[5] is not None)
+        return stored
 
     def close_record(self, kind: str, id: int, reason: str | None = None) -> Written:
         k = self._kind(kind)
@@ -805,13 +830,11 @@ class SQLiteStore:
         def work(conn: sqlite3.Connection) -> list[HistoryEntry]:
             self._row(conn, k.name, id)
             rows = conn.execute(
-                "SELECT gen, op, body, prev_gen, reason FROM history WHERE record = ? ORDER BY gen",
+                "SELECT gen, op, CAST(body AS BLOB), prev_gen, CAST(reason AS BLOB)"
+                " FROM history WHERE record = ? ORDER BY gen",
                 (id,),
             ).fetchall()
-            return [
-                HistoryEntry(r[0], r[1], None if r[2] is None else json.loads(r[2]), r[3], r[4])
-                for r in rows
-            ]
+            return [_history_entry(*r) for r in rows]
 
         return self.read(work)
 
@@ -863,11 +886,11 @@ class SQLiteStore:
         records: list[StoredRecord] = []
         damaged: list[DamagedRecord] = []
         for r in rows:
-            body, problem = body_problem(r[4])
-            if body is None:
+            stored, problem = self._decoded(k.name, tuple(r[:7]))
+            if stored is None:
                 damaged.append(DamagedRecord(int(r[0]), problem))
             else:
-                records.append(_stored(k.name, tuple(r[:7]), body))
+                records.append(stored)
         next_cursor = encode_cursor(self._secret, spec, rows[-1][7], rows[-1][0]) if more else None
         return Page(k.name, records, next_cursor, generation, tuple(damaged))
 
@@ -979,7 +1002,9 @@ class SQLiteStore:
                 self._writer = None
 
 
-def _stored(kind: str, row: tuple[Any, ...], body: dict[str, Any]) -> StoredRecord:
+def _stored(
+    kind: str, row: tuple[Any, ...], body: dict[str, Any], reason: str | None
+) -> StoredRecord:
     return StoredRecord(
         id=row[0],
         kind=kind,
@@ -988,8 +1013,21 @@ def _stored(kind: str, row: tuple[Any, ...], body: dict[str, Any]) -> StoredReco
         created_gen=row[2],
         schema_version=row[3],
         closed_gen=row[5],
-        close_reason=row[6],
+        close_reason=reason,
     )
+
+
+def _history_entry(
+    gen: int, op: str, raw_body: bytes | None, prev_gen: int, raw_reason: bytes | None
+) -> HistoryEntry:
+    """One history row (body and reason read as their bytes); a version whose body or reason
+    cannot be decoded is named by its `problem`, so the record's other versions are served."""
+    body, problem = (None, "") if raw_body is None else body_problem(raw_body)
+    reason, reason_problem = text_problem(raw_reason, "reason")
+    problem = problem or reason_problem
+    if problem:
+        return HistoryEntry(gen, op, None, prev_gen, None, problem)
+    return HistoryEntry(gen, op, body, prev_gen, reason)
 
 
 def _condition_sql(c: Condition, *, guarded: bool = False) -> tuple[str, list[Any]]:

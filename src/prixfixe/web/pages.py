@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -74,6 +75,18 @@ class Pages:
         self.sessions = sessions
         self.changes = changes
         self.templates = templates
+        #: Computing the /budget page's figures and plots ahead of a visit (`warm_budget`).
+        self.warming: threading.Thread | None = None
+
+    def warm_budget(self) -> None:
+        """Count the budget's tokens and draw its plots in the background, now: the first
+        count loads the tokenizer and the first plot imports matplotlib and draws (seconds,
+        measured 3-4 s on a loaded laptop), which a first visit to /budget would otherwise
+        wait for. A visit during the warm-up waits only for what is left; both are cached."""
+        self.warming = threading.Thread(
+            target=_warm, args=(self.app,), name="prixfixe-budget-warm", daemon=True
+        )
+        self.warming.start()
 
     # -- plumbing -----------------------------------------------------------------------------
 
@@ -254,6 +267,15 @@ class Pages:
         secure = request.url.scheme == "https"
         response.headers.append("Set-Cookie", cookie_header("", secure=secure, max_age=0))
         return response
+
+
+def _warm(app: App) -> None:
+    from prixfixe.web.budget import token_budget
+
+    try:
+        _plots(token_budget(app))
+    except Exception:  # a warm-up only saves time; the page itself reports a fault
+        log.warning("computing the token budget ahead of a visit failed", exc_info=True)
 
 
 def _plots(budget: Any) -> dict[str, str] | None:

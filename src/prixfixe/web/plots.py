@@ -17,6 +17,7 @@ Output is deterministic: fixed hash salt, no date, ids derived from the content.
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 import threading
@@ -56,11 +57,17 @@ _draw_lock = threading.Lock()
 
 def budget_svgs(budget: Budget) -> dict[str, str] | None:
     """The budget as two inline SVG documents, `{"facets": ..., "sources": ...}`, or None when
-    matplotlib is not installed (`pip install 'prixfixe[web]'`)."""
+    matplotlib is not installed (`pip install 'prixfixe[web]'`). Drawn once per budget (a
+    reload reuses them; the caller must not change the dict)."""
     try:
         import matplotlib  # noqa: F401 - the `web` extra: only a page with plots needs it
     except ImportError:
         return None
+    return _drawn(budget)
+
+
+@functools.lru_cache(maxsize=4)
+def _drawn(budget: Budget) -> dict[str, str]:
     return {
         "facets": _plot(
             budget.facets,

@@ -10,11 +10,16 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from prixfixe.errors import RoutineError, UnknownKindError, UnknownRecordError
+from prixfixe.errors import (
+    RoutineError,
+    StoreCorruptError,
+    UnknownKindError,
+    UnknownRecordError,
+)
 from prixfixe.routines import REPORTS_OWNER, archive
 from prixfixe.routines.archive import StoredReport
 from prixfixe.routines.report import title
-from prixfixe.store.api import StoredRecord
+from prixfixe.store.api import DamagedRecord, StoredRecord
 from prixfixe.web.render import markdown_html
 
 if TYPE_CHECKING:
@@ -53,6 +58,8 @@ class ShownRecord:
     id: int
     gen: int
     fields: tuple[tuple[str, str], ...]
+    #: Set when the record cannot be read (its fields are then empty): the store's error.
+    problem: str = ""
 
 
 @dataclass(frozen=True)
@@ -61,6 +68,8 @@ class KindRecords:
     description: str
     records: tuple[ShownRecord, ...]
     next_cursor: str | None
+    #: Records in the page's range the store could not read: named, as the tools name them.
+    damaged: tuple[DamagedRecord, ...] = ()
 
 
 def _shown(stored: StoredReport) -> ShownReport:
@@ -149,17 +158,24 @@ def open_records(
                 description=declared.description,
                 records=tuple(shown_record(r) for r in page.records),
                 next_cursor=page.next_cursor,
+                damaged=page.damaged,
             )
         )
     return out
 
 
 def open_record(app: App, kind: str, record_id: int) -> ShownRecord:
-    """One open record; `NotFound` for an unknown kind or id, or a closed record."""
+    """One open record; `NotFound` for an unknown kind or id, or a closed record. A damaged
+    open record (its body cannot be read) comes with no fields and the store's `problem`, so
+    it can still be closed."""
     try:
         record = app.store.get(kind, record_id)
     except (UnknownKindError, UnknownRecordError):
         raise NotFound(f"No {kind} record with id {record_id}.") from None
+    except StoreCorruptError as exc:
+        if exc.data.get("closed"):
+            raise NotFound(f"{kind} record {record_id} is already closed.") from None
+        return ShownRecord(kind=kind, id=record_id, gen=0, fields=(), problem=exc.message)
     if record.closed:
         raise NotFound(f"{kind} record {record_id} is already closed.")
     return shown_record(record)
