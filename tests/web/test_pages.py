@@ -145,7 +145,7 @@ def test_the_latest_report_is_rendered_from_its_markdown(site: Site) -> None:
     today = site.http.get("/").text
     assert f'<section id="report" data-generation="{generation}"' in today
     assert "<th>course</th>" in today
-    assert "<td>leek soup</td>" in today
+    assert '<td data-label="dish">leek soup</td>' in today
     assert '<pre><code class="language-text">table 4: &lt;b&gt;2 of 3&lt;/b&gt;' in today
     assert '<a href="https://example.org/menu" rel="noopener noreferrer">the board</a>' in today
 
@@ -176,7 +176,7 @@ def test_kept_reports_are_listed_and_each_is_shown_by_its_generation(site: Site)
     page = site.http.get(f"/reports/{generation}")
     assert page.status_code == 200
     assert f"<h1>Report {generation}: {ROUTINE}</h1>" in page.text
-    assert "<td>leek soup</td>" in page.text
+    assert '<td data-label="dish">leek soup</td>' in page.text
 
 
 @pytest.mark.parametrize(
@@ -270,13 +270,13 @@ def test_open_records_are_grouped_by_kind_and_paged(site: Site) -> None:
     assert '<section class="kind" id="kind-countdown">' in today
     records = site.http.get("/records").text
     shown = re.findall(
-        r'<li id="record-countdown-(\d+)" data-kind="countdown" data-id="\1">', records
+        r'<tr id="record-countdown-(\d+)" data-kind="countdown" data-id="\1">', records
     )
     assert len(shown) == 50
     more = re.search(r'<a href="(/records\?kind=countdown&amp;cursor=[^"]+)">', records)
     assert more is not None
     rest = site.http.get(more.group(1).replace("&amp;", "&")).text
-    later = re.findall(r'<li id="record-countdown-(\d+)"', rest)
+    later = re.findall(r'<tr id="record-countdown-(\d+)"', rest)
     assert len(later) == 5
     assert not set(later) & set(shown)
     assert 'href="/records/countdown/' in rest
@@ -304,8 +304,8 @@ def test_the_budget_is_drawn_as_svg_with_the_same_numbers_in_a_table(site: Site)
         assert figure is not None, plot
         assert "<svg" in figure.group(1)
         assert "<figcaption>" in figure.group(1)
-    assert '<th scope="col">Listed tokens</th>' in budget
-    assert "<td>core</td>" in budget
+    assert '<th scope="col" class="num">Listed tokens</th>' in budget
+    assert '<td data-label="Kind">core</td>' in budget
 
 
 def test_the_fragments_are_the_inner_html_of_the_live_sections(site: Site) -> None:
@@ -313,7 +313,7 @@ def test_the_fragments_are_the_inner_html_of_the_live_sections(site: Site) -> No
     report = site.http.get("/fragments/report")
     assert report.status_code == 200
     assert report.headers["x-generation"] == str(generation)
-    assert "<td>leek soup</td>" in report.text
+    assert '<td data-label="dish">leek soup</td>' in report.text
     assert "<main>" not in report.text
     records = site.http.get("/fragments/records")
     assert '<section class="kind" id="kind-reminder">' in records.text
