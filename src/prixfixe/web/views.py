@@ -450,7 +450,7 @@ def _entry(entry: object, what: str, index: int) -> Entry:
     Python class."""
     declared = getattr(entry, "tool", None) or getattr(entry, "template", None) or entry
     name = ""
-    for attribute in ("name", "uri", "uri_template", "path"):
+    for attribute in ("uri", "uri_template", "name", "path"):
         value = getattr(declared, attribute, None)
         if isinstance(value, str) and value:
             name = value
