@@ -70,7 +70,9 @@ def test_repositories_and_failed_steps_come_from_the_latest_reports_step_data(
     block = section(httpx2.get(morning.page_url, timeout=60).text, "attention")
     repos = {
         name: text
-        for name, text in re.findall(r'<li class="repo [^"]*" data-repo="([^"]+)">(.*?)</li>', block)
+        for name, text in re.findall(
+            r'<li class="repo [^"]*" data-repo="([^"]+)">(.*?)</li>', block
+        )
     }
     assert set(repos) == {"messy", "stale"}, block  # tidy is clean: nothing to look at
     assert "messy: dirty" in repos["messy"]
@@ -93,7 +95,9 @@ def test_a_report_without_repositories_or_failures_adds_none(morning: Site) -> N
     assert "Renew the licence" in block
 
 
-def test_with_nothing_to_look_at_the_block_says_so(tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_with_nothing_to_look_at_the_block_says_so(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
     quiet = launch_site(tmp_path_factory.mktemp("quiet"))
     try:
         quiet.mcp.put({"text": "Order the autumn wine", "due": "in 30 days"})

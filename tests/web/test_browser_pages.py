@@ -62,9 +62,11 @@ CLIPPED = """(cells) => cells.map((cell) => {
     cell.scrollIntoView({block: "center", inline: "nearest"});
     const box = cell.getBoundingClientRect();
     const width = document.documentElement.clientWidth;
-    const cut = cell.scrollWidth > cell.clientWidth + 1 && getComputedStyle(cell).overflowX !== "visible";
+    const cut = cell.scrollWidth > cell.clientWidth + 1
+        && getComputedStyle(cell).overflowX !== "visible";
+    const where = `${Math.round(box.left)}..${Math.round(box.right)}`;
     return (box.left < -1 || box.right > width + 1 || cut)
-        ? `${cell.textContent.trim().slice(0, 40)} ${Math.round(box.left)}..${Math.round(box.right)}`
+        ? `${cell.textContent.trim().slice(0, 40)} ${where}`
         : null;
 }).filter((found) => found !== null)"""
 
@@ -86,7 +88,9 @@ def morning(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
 
 def open_at(new_context: ContextFactory, width: str, **options: Any) -> Page:
     phone = width == "phone"
-    return new_context(viewport=WIDTHS[width], is_mobile=phone, has_touch=phone, **options).new_page()
+    return new_context(
+        viewport=WIDTHS[width], is_mobile=phone, has_touch=phone, **options
+    ).new_page()
 
 
 @pytest.mark.parametrize("width", list(WIDTHS))
@@ -124,7 +128,8 @@ def test_the_attention_block_comes_before_the_report_with_what_needs_a_look(
     expect(attention.locator("li.failed-step")).to_contain_text("Step oven failed")
     top = attention.bounding_box()
     report = page.locator("section#report").bounding_box()
-    assert top is not None and report is not None
+    assert top is not None
+    assert report is not None
     assert top["y"] + top["height"] <= report["y"]
     # On a phone the report's git table stacks: each cell under its column's heading.
     changes = page.locator('section#report td[data-label="changes"]').first

@@ -458,12 +458,14 @@ def test_records_sort_by_a_column_and_filter_by_text_without_script(site: Site) 
     assert [i for i in newest if i in put] == [put[0], put[2], put[1]]
     page = site.http.get("/records?kind=deadline&sort=date").text
     # The sorted column's heading says so and links to the other order.
-    assert 'aria-sort="ascending"><a class="sort" href="/records?kind=deadline&amp;sort=-date"' in page
+    assert (
+        'aria-sort="ascending"><a class="sort" href="/records?kind=deadline&amp;sort=-date"' in page
+    )
     # A filter matches any field, case ignored, in every kind, keeping the sort.
     found = site.http.get("/records", params={"q": "WINE", "sort": "date"})
     assert found.status_code == 200
     assert _ids(found.text, "deadline") == [put[2], put[0]]
-    assert 'matching “WINE”' in found.text
+    assert "matching “WINE”" in found.text
     assert 'name="q" value="WINE"' in found.text
     assert "No open reminder record holds “WINE”." in found.text
     # The live fragment honours the same query.

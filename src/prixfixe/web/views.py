@@ -1,6 +1,8 @@
 """What the pages show, gathered from the app: the same services the tools and the CLI read
 (the report archive, the store, the capability index, the doctor's plugin and server data),
-nothing recomputed here. Every function blocks (the store is file or network I/O): the page
+nothing recomputed here; "Needs attention today" (`attention`) reads the store's dated records
+by the routines' clock and the latest report's typed step data (never its text). Every
+function blocks (the store is file or network I/O): the page
 layer calls them in a worker thread."""
 
 from __future__ import annotations
@@ -317,9 +319,7 @@ def _due_items(app: App, today: dt.date) -> list[DueItem]:
     return items
 
 
-def _due_item(
-    stored: StoredRecord, field: str, today: dt.date, horizon: dt.date
-) -> DueItem | None:
+def _due_item(stored: StoredRecord, field: str, today: dt.date, horizon: dt.date) -> DueItem | None:
     record = stored.record
     try:
         day = dt.date.fromisoformat(str(record[field]))
