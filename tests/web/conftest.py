@@ -28,6 +28,7 @@ from mcp_types import CallToolResult
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
 from playwright.sync_api import Error as PlaywrightError
 
+from tests.gitrepos import git, push_from_elsewhere, remote_and_clone
 from tests.mcp.http.conftest import Served, connect, start, wait_ready
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,6 +46,8 @@ CHROMIUM_FLAGS = (
     # A foreign name that reaches this machine, as a DNS-rebinding attack's page would.
     "--host-resolver-rules=MAP rebound.example 127.0.0.1",
 )
+#: The routine of the attention site: repositories in three states and a step that fails.
+MORNING = "morning"
 #: Every wait on the page is bounded by this (milliseconds); nothing sleeps.
 WAIT_MS = 10_000
 #: Every MCP call is bounded by this (seconds).
@@ -293,3 +296,33 @@ def token_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     launched.mcp.run()
     yield launched
     assert launched.served.stop() == 0, launched.served.stderr()
+
+
+def morning_config(folder: Path) -> str:
+    """Real repositories under `folder/repos` (`tidy` clean, `messy` dirty, `stale` behind
+    its upstream) and a `morning` routine: `git-status` over them, and a step that fails."""
+    repos = folder / "repos"
+    repos.mkdir()
+    remote, stale = remote_and_clone(repos, "stale")
+    push_from_elsewhere(folder, remote, "newer.txt")
+    git(stale, "fetch", "-q")
+    remote_and_clone(repos, "tidy")
+    _, messy = remote_and_clone(repos, "messy")
+    (messy / "draft.txt").write_text("not yet added\n", encoding="utf-8")
+    (messy / "README.md").write_text("changed\n", encoding="utf-8")
+    return textwrap.dedent(
+        f"""\
+        [routines.{MORNING}]
+        description = "Repositories, and a step that fails"
+
+        [[routines.{MORNING}.steps]]
+        type = "git-status"
+        name = "repos"
+        repos = ["{repos}/stale", "{repos}/tidy", "{repos}/messy"]
+
+        [[routines.{MORNING}.steps]]
+        type = "script"
+        name = "oven"
+        command = ["false"]
+        """
+    )

@@ -131,7 +131,7 @@ def test_a_record_put_through_mcp_appears_and_one_closed_through_mcp_disappears_
     wait_live(page)
     page.evaluate("window.__marker = 1")
     record_id = site.mcp.put({"text": "Order more pears", "due": "tomorrow"})
-    record = page.locator(f"section#records section.kind#kind-{KIND} li#record-{KIND}-{record_id}")
+    record = page.locator(f"section#records section.kind#kind-{KIND} tr#record-{KIND}-{record_id}")
     expect(record).to_have_attribute("data-kind", KIND)
     expect(record).to_have_attribute("data-id", str(record_id))
     expect(record).to_contain_text("Order more pears")

@@ -145,7 +145,7 @@ def test_the_latest_report_is_rendered_from_its_markdown(site: Site) -> None:
     today = site.http.get("/").text
     assert f'<section id="report" data-generation="{generation}"' in today
     assert "<th>course</th>" in today
-    assert "<td>leek soup</td>" in today
+    assert '<td data-label="dish">leek soup</td>' in today
     assert '<pre><code class="language-text">table 4: &lt;b&gt;2 of 3&lt;/b&gt;' in today
     assert '<a href="https://example.org/menu" rel="noopener noreferrer">the board</a>' in today
 
@@ -176,7 +176,7 @@ def test_kept_reports_are_listed_and_each_is_shown_by_its_generation(site: Site)
     page = site.http.get(f"/reports/{generation}")
     assert page.status_code == 200
     assert f"<h1>Report {generation}: {ROUTINE}</h1>" in page.text
-    assert "<td>leek soup</td>" in page.text
+    assert '<td data-label="dish">leek soup</td>' in page.text
 
 
 @pytest.mark.parametrize(
@@ -270,13 +270,13 @@ def test_open_records_are_grouped_by_kind_and_paged(site: Site) -> None:
     assert '<section class="kind" id="kind-countdown">' in today
     records = site.http.get("/records").text
     shown = re.findall(
-        r'<li id="record-countdown-(\d+)" data-kind="countdown" data-id="\1">', records
+        r'<tr id="record-countdown-(\d+)" data-kind="countdown" data-id="\1">', records
     )
     assert len(shown) == 50
     more = re.search(r'<a href="(/records\?kind=countdown&amp;cursor=[^"]+)">', records)
     assert more is not None
     rest = site.http.get(more.group(1).replace("&amp;", "&")).text
-    later = re.findall(r'<li id="record-countdown-(\d+)"', rest)
+    later = re.findall(r'<tr id="record-countdown-(\d+)"', rest)
     assert len(later) == 5
     assert not set(later) & set(shown)
     assert 'href="/records/countdown/' in rest
@@ -304,8 +304,8 @@ def test_the_budget_is_drawn_as_svg_with_the_same_numbers_in_a_table(site: Site)
         assert figure is not None, plot
         assert "<svg" in figure.group(1)
         assert "<figcaption>" in figure.group(1)
-    assert '<th scope="col">Listed tokens</th>' in budget
-    assert "<td>core</td>" in budget
+    assert '<th scope="col" class="num">Listed tokens</th>' in budget
+    assert '<td data-label="Kind">core</td>' in budget
 
 
 def test_the_fragments_are_the_inner_html_of_the_live_sections(site: Site) -> None:
@@ -313,7 +313,7 @@ def test_the_fragments_are_the_inner_html_of_the_live_sections(site: Site) -> No
     report = site.http.get("/fragments/report")
     assert report.status_code == 200
     assert report.headers["x-generation"] == str(generation)
-    assert "<td>leek soup</td>" in report.text
+    assert '<td data-label="dish">leek soup</td>' in report.text
     assert "<main>" not in report.text
     records = site.http.get("/fragments/records")
     assert '<section class="kind" id="kind-reminder">' in records.text
@@ -428,3 +428,90 @@ def test_a_damaged_record_is_named_on_the_pages_and_can_still_be_closed(site: Si
     again = site.http.get(close)
     assert again.status_code == 404
     assert "already closed" in again.text
+
+
+def test_the_plugins_page_names_what_was_registered_never_a_python_class(site: Site) -> None:
+    plugins = site.http.get("/plugins").text
+    for python in ("RegisteredTemplate", "RegisteredTool", "PropertyInfo", "StepType", "<class"):
+        assert python not in plugins, python
+    assert "entrys" not in plugins
+    assert "<h3>Property entries</h3>" in plugins
+    assert "<h3>Resource templates</h3>" in plugins
+    # A template by its URI template and description, a tool with what it does.
+    assert re.search(r"<li><code>prixfixe://store/\{kind\}/\{id\}</code>: \S", plugins)
+    assert re.search(r"<li><code>store_put</code>: \S", plugins)
+    # One collapsed block per plugin, its summary counting what it registered.
+    blocks = re.findall(r'<li id="plugin-\d+" data-plugin="[^"]+">\s*<details>', plugins)
+    assert len(blocks) == plugins.count("<details"), plugins
+    assert "<details open" not in plugins
+    assert re.search(r"<summary>.*\b4 tools\b.*</summary>", plugins)
+    assert re.search(r"<summary>.*\b1 resource template\b.*</summary>", plugins)
+
+
+def test_numbers_have_thousands_separators(site: Site) -> None:
+    budget = site.http.get("/budget").text
+    cells = re.findall(r'<td class="num" data-label="[^"]+">([^<]*)</td>', budget)
+    assert cells, budget
+    assert all(re.fullmatch(r"\d{1,3}(,\d{3})*", cell) for cell in cells), cells
+    # Every tool listed costs thousands of tokens: the total is written with a separator.
+    total = re.search(r"every registered tool listed would cost ([\d,]+)\.", budget)
+    assert total is not None, budget
+    assert re.fullmatch(r"\d{1,3}(,\d{3})+", total.group(1)), total.group(1)
+
+
+def test_every_page_has_a_favicon_of_its_own_origin(site: Site) -> None:
+    for path in PAGES:
+        html = site.http.get(path).text
+        assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in html, path
+    icon = site.http.get("/static/favicon.svg")
+    assert icon.status_code == 200
+    assert icon.headers["content-type"].startswith("image/svg+xml")
+    assert icon.text.startswith("<svg")
+    assert "href" not in icon.text  # nothing it would fetch
+
+
+def _ids(html: str, kind: str) -> list[int]:
+    return [int(i) for i in re.findall(rf'<tr id="record-{kind}-(\d+)"', html)]
+
+
+def test_records_sort_by_a_column_and_filter_by_text_without_script(site: Site) -> None:
+    store = site.app.store
+    put = [
+        store.put("deadline", {"label": label, "date": date}).id
+        for label, date in (
+            ("Wine order", "2031-05-03"),
+            ("Menu proofs", "2031-05-01"),
+            ("Wine tasting", "2031-05-02"),
+        )
+    ]
+    by_date = _ids(site.http.get("/records?kind=deadline&sort=date").text, "deadline")
+    mine = [i for i in by_date if i in put]
+    assert mine == [put[1], put[2], put[0]]
+    newest = _ids(site.http.get("/records?kind=deadline&sort=-date").text, "deadline")
+    assert [i for i in newest if i in put] == [put[0], put[2], put[1]]
+    page = site.http.get("/records?kind=deadline&sort=date").text
+    # The sorted column's heading says so and links to the other order.
+    assert (
+        'aria-sort="ascending"><a class="sort" href="/records?kind=deadline&amp;sort=-date"' in page
+    )
+    # A filter matches any field, case ignored, in every kind, keeping the sort.
+    found = site.http.get("/records", params={"q": "WINE", "sort": "date"})
+    assert found.status_code == 200
+    assert _ids(found.text, "deadline") == [put[2], put[0]]
+    assert "matching “WINE”" in found.text
+    assert 'name="q" value="WINE"' in found.text
+    assert "No open reminder record holds “WINE”." in found.text
+    # The live fragment honours the same query.
+    fragment = site.http.get("/fragments/records", params={"q": "wine", "sort": "-date"})
+    assert _ids(fragment.text, "deadline") == [put[0], put[2]]
+
+
+def test_a_sort_by_a_field_the_kind_lacks_is_a_clear_400(site: Site) -> None:
+    answer = site.http.get("/records?kind=deadline&sort=colour")
+    assert answer.status_code == 400
+    assert "colour" in answer.text
+    assert "Traceback" not in answer.text
+    # Across every kind, a kind without the field keeps its own order instead.
+    every = site.http.get("/records?sort=date")
+    assert every.status_code == 200
+    assert 'aria-sort="ascending"' in every.text

@@ -70,14 +70,23 @@ class SecurityHeaders:
         await self.app(scope, receive, with_headers)
 
 
+def number(value: object) -> str:
+    """A count or a token total with thousands separators (`12,345`); anything else as is."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return str(value)
+
+
 def templates() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(HERE / "templates"),
         autoescape=True,  # every value, including names and text from plugins and servers
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters["num"] = number
+    return env
 
 
 def build_pages(app: App, token: Secret | None) -> ASGIApp:
@@ -129,6 +138,7 @@ def build_pages(app: App, token: Secret | None) -> ASGIApp:
         Route("/events", pages.events, methods=get),
         Route("/fragments/report", pages.report_fragment, methods=get),
         Route("/fragments/records", pages.records_fragment, methods=get),
+        Route("/fragments/attention", pages.attention_fragment, methods=get),
         Route("/login", pages.login, methods=both),
         Route("/logout", pages.logout, methods=["POST"]),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),

@@ -39,8 +39,10 @@ NAV = (
     ("/plugins", "Plugins"),
     ("/budget", "Budget"),
 )
-#: The most a form field may hold (a close reason).
+#: The most a form field may hold (a close reason, a filter).
 MAX_FIELD = 2000
+#: The most a sort parameter may hold (a field name, `-` for descending).
+MAX_SORT = 200
 _DIGITS = re.compile(r"[1-9][0-9]{0,18}")
 
 
@@ -130,10 +132,22 @@ class Pages:
     # -- reading ------------------------------------------------------------------------------
 
     async def today(self, request: Request) -> Response:
+        attention = await self.read(views.attention)
         report = await self.read(views.latest_report)
         kinds = await self.read(views.open_records)
         generation = await self.read(views.generation)
-        return self.render(request, "today.html", report=report, kinds=kinds, generation=generation)
+        return self.render(
+            request,
+            "today.html",
+            attention=attention,
+            report=report,
+            kinds=kinds,
+            generation=generation,
+        )
+
+    async def attention_fragment(self, request: Request) -> Response:
+        attention = await self.read(views.attention)
+        return self.render(request, "_attention.html", attention=attention)
 
     async def report_fragment(self, request: Request) -> Response:
         report = await self.read(views.latest_report)
@@ -142,7 +156,7 @@ class Pages:
         return response
 
     async def records_fragment(self, request: Request) -> Response:
-        kinds = await self.read(views.open_records)
+        kinds, _ = await self.records_shown(request)
         generation = await self.read(views.generation)
         response = self.render(request, "_records.html", kinds=kinds)
         response.headers["X-Generation"] = str(generation)
@@ -157,18 +171,35 @@ class Pages:
         report = await self.read(views.report_at, generation)
         return self.render(request, "report.html", report=report)
 
-    async def records(self, request: Request) -> Response:
-        kind = request.query_params.get("kind") or None
-        cursor = request.query_params.get("cursor") or None
+    async def records_shown(self, request: Request) -> tuple[list[views.KindRecords], str | None]:
+        """The open records the query asks for (`kind`, `cursor`, `sort`, `q`), and the kind."""
+        params = request.query_params
+        kind = params.get("kind") or None
+        cursor = params.get("cursor") or None
+        sort = (params.get("sort") or "").strip()[:MAX_SORT] or None
+        query = (params.get("q") or "")[:MAX_FIELD]
         if cursor is not None and kind is None:
             raise PageError(400, "Bad request", "A cursor pages one kind: give kind= too.")
         try:
-            kinds = await self.read(views.open_records, kind, cursor)
-        except PrixfixeError as exc:  # a cursor from elsewhere, or a store that cannot answer
+            kinds = await self.read(views.open_records, kind, cursor, views.PAGE_SIZE, sort, query)
+        except PrixfixeError as exc:  # a cursor from elsewhere, a field the kind lacks
             raise PageError(400, "Bad request", exc.for_people) from None
+        return kinds, kind
+
+    async def records(self, request: Request) -> Response:
+        kinds, kind = await self.records_shown(request)
         generation = await self.read(views.generation)
         paged = kind is not None
-        return self.render(request, "records.html", kinds=kinds, generation=generation, paged=paged)
+        return self.render(
+            request,
+            "records.html",
+            kinds=kinds,
+            generation=generation,
+            paged=paged,
+            kind=kind or "",
+            sort=(request.query_params.get("sort") or "").strip()[:MAX_SORT],
+            query=(request.query_params.get("q") or "").strip()[:MAX_FIELD],
+        )
 
     async def capabilities(self, request: Request) -> Response:
         index = await self.read(views.capabilities)

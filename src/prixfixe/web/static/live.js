@@ -6,17 +6,26 @@
   if (!("EventSource" in window) || !window.fetch) {
     return;
   }
-  var sections = { report: "report", records: "records" };
+  // Which sections each change refreshes: "Needs attention today" reads both.
+  var sections = { report: ["report", "attention"], records: ["records", "attention"] };
 
   function refresh(topic) {
-    var section = document.getElementById(sections[topic]);
+    sections[topic].forEach(function (id) {
+      refreshSection(id);
+    });
+  }
+
+  function refreshSection(id) {
+    var section = document.getElementById(id);
     if (!section) {
       return;
     }
-    fetch("/fragments/" + topic, { credentials: "same-origin", cache: "no-store" })
+    // The records keep the page's sort and filter (its ?sort=...&q=...).
+    var query = id === "records" ? window.location.search : "";
+    fetch("/fragments/" + id + query, { credentials: "same-origin", cache: "no-store" })
       .then(function (response) {
         if (!response.ok) {
-          throw new Error("fragment " + topic + ": " + response.status);
+          throw new Error("fragment " + id + ": " + response.status);
         }
         var generation = response.headers.get("X-Generation");
         return response.text().then(function (html) {
