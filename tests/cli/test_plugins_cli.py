@@ -306,7 +306,8 @@ def test_plugin_new_creates_the_package_and_says_what_to_do_next(tmp_path: Path)
     ):
         assert (package / path).is_file(), path
         assert f"  {path}\n" in out
-    assert "pip install -e '.[test]'" in out
+    assert "prixfixe plugins install -e '.[test]'" in out
+    assert f"{sys.executable} -m pytest" in out
     pyproject = (package / "pyproject.toml").read_text()
     assert '[project.entry-points.prixfixe]\ntea-timer = "prixfixe_tea_timer.plugin"' in pyproject
     assert [p.name for p in (tmp_path / "code").iterdir()] == ["prixfixe-tea-timer"]
