@@ -18,8 +18,8 @@ from mcp import Client, StdioServerParameters
 
 from prixfixe.cli import cli
 from prixfixe.clients.entry import find_launch
-from prixfixe.system.environment import Environment, detect, install_source, source_of
 from prixfixe.clients.targets import CLIENTS, config_file
+from prixfixe.system.environment import Environment, detect, install_source, source_of
 from tests.conftest import CORE_TOOLS
 
 PRIXFIXE = Path(sys.executable).parent / "prixfixe"

@@ -12,11 +12,12 @@ program is an absolute path (or `uvx --from SOURCE`, SOURCE where this prixfixe 
 exactly: `prixfixe==VERSION` from an index, never a bare name a newer or squatted release on
 the index would answer; a uvx environment in uv's cache is never named, as `uv cache clean`
 removes it); without one it is this Python with `-P`, so `-m prixfixe` does not put the
-working directory first on `sys.path` (a checkout's `click.py` is never imported). `-P`, not `-I`: `-I` would also drop the user site
-and `PYTHON*` variables a `pip install --user` or a person's own setup relies on, and neither
-comes from the folder. The configuration the person's shell had in force is pinned by its
-absolute path (`PRIXFIXE_CONFIG`); a folder's own `prixfixe.toml` is never pinned implicitly,
-as a pin would load it however it changed later (`--config` pins one on the person's word)."""
+working directory first on `sys.path` (a checkout's `click.py` is never imported). `-P`, not
+`-I`: `-I` would also drop the user site and `PYTHON*` variables a `pip install --user` or a
+person's own setup relies on, and neither comes from the folder. The configuration the
+person's shell had in force is pinned by its absolute path (`PRIXFIXE_CONFIG`); a folder's own
+`prixfixe.toml` is never pinned implicitly, as a pin would load it however it changed later
+(`--config` pins one on the person's word)."""
 
 from __future__ import annotations
 
