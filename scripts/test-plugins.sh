@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # The feature matrix beyond core alone (which the README's pytest run covers, with no plugin
 # installed): core with the reference plugin, then everything. Each plugin package is
-# installed into the active environment from this checkout (offline: hatchling comes with the
-# dev extra) and runs its own tests, the contract kit (`prixfixe.testing`) among them; with
+# installed from this checkout with `prixfixe plugins install`, into the environment the
+# active prixfixe runs from (offline: hatchling comes with the dev extra), and runs its own
+# tests there, the contract kit (`prixfixe.testing`) among them; with
 # both installed, prixfixe lists them as loaded and the example configuration, whose morning
 # routine holds the forge plugin's review-queue steps, loads and dry-runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 install() {
-  pip install --quiet --no-deps --no-build-isolation -e "plugins/$1"
+  prixfixe plugins install --no-deps --no-build-isolation -e "plugins/$1" >/dev/null
 }
 
 loaded() {

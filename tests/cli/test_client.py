@@ -19,6 +19,7 @@ from mcp import Client, StdioServerParameters
 from prixfixe.cli import cli
 from prixfixe.clients.entry import find_launch
 from prixfixe.clients.targets import CLIENTS, config_file
+from prixfixe.system.environment import Environment, detect, install_source, source_of
 from tests.conftest import CORE_TOOLS
 
 PRIXFIXE = Path(sys.executable).parent / "prixfixe"
@@ -85,6 +86,7 @@ def test_write_creates_the_clients_own_file_with_the_entry(
     entry = entry_in(path, CLIENTS[client].key)
     assert entry["args"][-1] == "serve"
     assert Path(entry["command"]).is_absolute()
+    assert f"It starts: {entry['command']} {' '.join(entry['args'])}\n" in out
     assert ("type" in entry) == (client in ("claude-code", "vscode"))
 
 
@@ -328,6 +330,7 @@ def test_http_entries_refer_to_the_token_in_the_clients_own_syntax_never_its_val
     assert code == 0, err
     entry = entry_in(file, key)
     assert entry["url"] == url
+    assert f"It reaches: {url}\n" in out
     assert entry["headers"] == {"Authorization": header}
     assert "command" not in entry
     printed = run(client, "--http", url, "--token-env", "PX_TOKEN")[1]
@@ -416,19 +419,144 @@ def test_the_entry_names_the_running_executable_by_its_absolute_path(tmp_path: P
 
 
 @pytest.mark.parametrize("bucket", ["archive-v0/abc", "environments-v1/409d/2351"])
-def test_a_prixfixe_running_from_uvs_cache_is_started_with_uvx(tmp_path: Path, bucket: str) -> None:
+def test_a_prixfixe_running_from_uvs_cache_is_started_with_uvx_from_its_exact_version(
+    tmp_path: Path, bucket: str
+) -> None:
+    """`uvx prixfixe client ... --write` must not write a bare `uvx prixfixe serve`: that
+    fetches whatever the index holds under the name later (a newer release, or another
+    project's once the name is taken), and nothing while it holds none."""
     exe = tmp_path / "cache" / "uv" / bucket / "bin" / "prixfixe"
     exe.parent.mkdir(parents=True)
     exe.write_text("")
-    launch = find_launch(uvx=False, argv0=str(exe), which=lambda _: "/usr/local/bin/uvx")
-    assert (launch.command, launch.args) == ("/usr/local/bin/uvx", ("prixfixe", "serve"))
+    launch = find_launch(
+        uvx=False,
+        argv0=str(exe),
+        which=lambda _: "/usr/local/bin/uvx",
+        source=lambda: "prixfixe==0.1.0",
+    )
+    assert (launch.command, launch.args) == (
+        "/usr/local/bin/uvx",
+        ("--from", "prixfixe==0.1.0", "prixfixe", "serve"),
+    )
     assert "runs from uv's cache" in launch.notes[0]
+    assert "uvx installs prixfixe==0.1.0 (this version exactly" in launch.notes[1]
+
+
+def uv_environment(prefix: Path, *, tool: bool = False) -> Environment:
+    """The files uv leaves in an environment it made (`uv tool install` adds its receipt)."""
+    (prefix / "bin").mkdir(parents=True)
+    (prefix / "bin" / "prixfixe").write_text("")
+    (prefix / "pyvenv.cfg").write_text("home = /usr/bin\nuv = 0.13.9\nversion_info = 3.12\n")
+    if tool:
+        (prefix / "uv-receipt.toml").write_text('[tool]\nrequirements = [{ name = "prixfixe" }]\n')
+    return detect(prefix, Path("/usr"), str(prefix / "bin" / "python"))
+
+
+def test_a_uvx_environment_in_a_moved_cache_is_found_by_what_uv_leaves_in_it(
+    tmp_path: Path,
+) -> None:
+    """`UV_CACHE_DIR=/data/cache`: no folder named `uv` on the way, yet uv's own mark in the
+    environment's pyvenv.cfg and the cache bucket say it is one `uvx` made."""
+    env = uv_environment(tmp_path / "data" / "cache" / "archive-v0" / "Xk2")
+    assert env.kind == "uvx"
+    source = "prixfixe @ file:///src/prixfixe"
+    launch = find_launch(
+        uvx=False,
+        argv0=str(env.prefix / "bin" / "prixfixe"),
+        which=lambda _: None,
+        environment=env,
+        source=lambda: source,
+    )
+    assert (launch.command, launch.args) == ("uvx", ("--from", source, "prixfixe", "serve"))
+    assert any(
+        "where this one came from: prixfixe @ file:///src/prixfixe" in n for n in launch.notes
+    )
+    # The same shape outside a cache bucket is not a uvx environment: a `uv venv`.
+    assert uv_environment(tmp_path / "project" / ".venv").kind == "venv"
+
+
+def test_a_uv_tool_install_is_started_by_its_own_script_which_stays(tmp_path: Path) -> None:
+    env = uv_environment(tmp_path / "share" / "uv" / "tools" / "prixfixe", tool=True)
+    assert env.kind == "uv-tool"
+    script = env.prefix / "bin" / "prixfixe"
+    launch = find_launch(
+        uvx=False, argv0=str(script), which=lambda _: "/usr/bin/uvx", environment=env
+    )
+    assert (launch.command, launch.args, launch.how) == (
+        str(script),
+        ("serve",),
+        "the prixfixe running now",
+    )
+
+
+@pytest.mark.parametrize(
+    ("direct_url", "expected"),
+    [
+        (None, "prixfixe==0.4.2"),  # from an index: that version exactly
+        ('{"url": "file:///src/prixfixe", "dir_info": {}}', "prixfixe @ file:///src/prixfixe"),
+        (
+            '{"url": "file:///src/prixfixe", "dir_info": {"editable": true}}',
+            "prixfixe @ file:///src/prixfixe",
+        ),
+        (
+            '{"url": "https://example.org/prixfixe-0.4.2-py3-none-any.whl",'
+            ' "archive_info": {"hash": "sha256=ab"}}',
+            "prixfixe @ https://example.org/prixfixe-0.4.2-py3-none-any.whl",
+        ),
+        (
+            '{"url": "https://github.com/ada/prixfixe", "vcs_info": {"vcs": "git",'
+            ' "commit_id": "0123abc", "requested_revision": "main"}, "subdirectory": "py"}',
+            "prixfixe @ git+https://github.com/ada/prixfixe@0123abc#subdirectory=py",
+        ),
+        ("not json", "prixfixe==0.4.2"),
+        ('["a list"]', "prixfixe==0.4.2"),
+        (
+            '{"url": "https://github.com/ada/prixfixe", "vcs_info": {"vcs": "git"}}',
+            "prixfixe==0.4.2",
+        ),
+    ],
+)
+def test_the_source_uvx_installs_is_where_this_prixfixe_came_from_pinned(
+    direct_url: str | None, expected: str
+) -> None:
+    """A VCS install is pinned to the commit installed, not the branch asked for."""
+    assert source_of("prixfixe", "0.4.2", direct_url) == expected
+
+
+def test_the_running_prixfixes_source_is_read_from_its_distribution() -> None:
+    from importlib.metadata import distribution
+
+    dist = distribution("prixfixe")
+    assert install_source() == source_of(
+        "prixfixe", dist.version, dist.read_text("direct_url.json")
+    )
+
+
+def test_a_prixfixe_with_no_distribution_is_pinned_to_its_own_version(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A source tree on PYTHONPATH has no distribution to read: its version still pins."""
+    from importlib.metadata import PackageNotFoundError
+
+    from prixfixe import __version__
+
+    def missing(name: str = "prixfixe") -> str:
+        raise PackageNotFoundError(name)
+
+    monkeypatch.setattr("prixfixe.clients.entry.install_source", missing)
+    launch = find_launch(uvx=True, argv0="/x/pytest", which=lambda _: "/bin/uvx")
+    assert launch.args == ("--from", f"prixfixe=={__version__}", "prixfixe", "serve")
 
 
 def test_uvx_when_asked_and_python_m_when_no_executable_is_found() -> None:
-    launch = find_launch(uvx=True, argv0="/x/pytest", which=lambda _: None)
-    assert (launch.command, launch.args) == ("uvx", ("prixfixe", "serve"))
-    assert "uvx is not on PATH here" in launch.notes[0]
+    launch = find_launch(
+        uvx=True, argv0="/x/pytest", which=lambda _: None, source=lambda: "prixfixe==0.1.0"
+    )
+    assert (launch.command, launch.args) == (
+        "uvx",
+        ("--from", "prixfixe==0.1.0", "prixfixe", "serve"),
+    )
+    assert "uvx is not on PATH here" in launch.notes[-1]
     launch = find_launch(uvx=False, argv0="/x/pytest", python="/py/python", which=lambda _: None)
     # -P: the client's folder is not put on sys.path (tests/security/test_config_trust.py).
     assert (launch.command, launch.args) == ("/py/python", ("-P", "-m", "prixfixe", "serve"))

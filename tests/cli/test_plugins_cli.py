@@ -306,10 +306,26 @@ def test_plugin_new_creates_the_package_and_says_what_to_do_next(tmp_path: Path)
     ):
         assert (package / path).is_file(), path
         assert f"  {path}\n" in out
-    assert "pip install -e '.[test]'" in out
+    assert "prixfixe plugins install -e '.[test]'" in out
+    assert f"{sys.executable} -m pytest" in out
     pyproject = (package / "pyproject.toml").read_text()
     assert '[project.entry-points.prixfixe]\ntea-timer = "prixfixe_tea_timer.plugin"' in pyproject
     assert [p.name for p in (tmp_path / "code").iterdir()] == ["prixfixe-tea-timer"]
+
+
+def test_plugin_new_ships_no_bytecode_even_where_python_writes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Generating the golden file imports the new plugin; that import must not leave a
+    `__pycache__` in the package (PYTHONDONTWRITEBYTECODE is off on a person's machine)."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    code, _, _ = run("plugin", "new", "kettle", "--dir", str(tmp_path))
+    assert code == 0
+    package = tmp_path / "prixfixe-kettle"
+    assert (package / "tests" / "golden" / "kettle-notes.json").is_file()
+    left = [p.relative_to(package) for p in package.rglob("*") if p.suffix == ".pyc"]
+    assert left == []
+    assert [p for p in package.rglob("__pycache__")] == []
 
 
 def test_the_new_plugin_loads_and_keeps_its_contract_in_process(tmp_path: Path) -> None:

@@ -35,7 +35,9 @@ SERVER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 @click.option("--name", "server", default="prixfixe", show_default=True, help="The entry's name.")
 @click.option("--http", "url", default=None, metavar="URL", help="Reach a prixfixe serving HTTP.")
 @click.option("--token-env", default=None, metavar="VAR", help="With --http: the token's variable.")
-@click.option("--uvx", is_flag=True, help="Start prixfixe with `uvx prixfixe serve`.")
+@click.option(
+    "--uvx", is_flag=True, help="Start prixfixe with `uvx --from SOURCE prixfixe serve`."
+)
 @click.option(
     "--config",
     "config",
@@ -207,4 +209,10 @@ def _write(
         )
     else:
         click.echo(f"Added the {server!r} entry to {path}.")
+    if "command" in entry:
+        from prixfixe.clients.entry import describe
+
+        click.echo(f"It starts: {describe([entry['command'], *entry['args']])}")
+    else:
+        click.echo(f"It reaches: {entry['url']}")
     click.echo(f"Next: {target.next_step.format(server=server)}.")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 import click
@@ -22,17 +23,29 @@ TERMINAL_NOTE = (
 )
 
 
-def _load_plugin_modules(names: tuple[str, ...]) -> list[object]:
-    """Import `--plugin` modules (dotted names on sys.path) to register beside the others."""
+def _load_plugin_modules(names: tuple[str, ...], paths: tuple[Path, ...]) -> list[object]:
+    """Import `--plugin` modules (dotted names on sys.path, and in the `--plugin-path` folders)
+    to register beside the others.
+
+    A folder is searched only when named: not even the current one is implied, so starting
+    prixfixe in a checkout never imports the checkout's code. Each is appended to `sys.path`,
+    after everything installed, so its modules never shadow an installed one."""
     import importlib
 
+    if paths and not names:
+        raise click.UsageError("--plugin-path applies with --plugin MODULE")
+    for path in paths:
+        folder = str(path.resolve())
+        if folder not in sys.path:
+            sys.path.append(folder)
     modules: list[object] = []
     for name in names:
         try:
             modules.append(importlib.import_module(name))
         except Exception as exc:  # noqa: BLE001 - any import failure is the user's to see, briefly
             reason = f"{type(exc).__name__}: {exc}"
-            raise ConfigError(f"--plugin {name}: cannot import it: {reason}") from None
+            hint = "" if paths else " (a module in a folder needs --plugin-path DIR)"
+            raise ConfigError(f"--plugin {name}: cannot import it: {reason}{hint}") from None
     return modules
 
 
@@ -60,6 +73,14 @@ def _load_plugin_modules(names: tuple[str, ...]) -> list[object]:
     metavar="MODULE",
     help="Also load this plugin module (importable dotted name); repeat for more.",
 )
+@click.option(
+    "--plugin-path",
+    "plugin_paths",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    metavar="DIR",
+    help="Also find --plugin modules in this folder (e.g. '.'); repeat for more.",
+)
 @friendly
 def serve(
     facet: str | None,
@@ -71,6 +92,7 @@ def serve(
     token_file: str | None,
     no_web: bool | None,
     plugin_modules: tuple[str, ...],
+    plugin_paths: tuple[Path, ...],
 ) -> None:
     """Serve MCP over stdio (for a client to launch), or over HTTP with --http."""
     import os
@@ -84,7 +106,7 @@ def serve(
     if not use_http and any(v is not None for v in http_only.values()):
         used = ", ".join(k for k, v in http_only.items() if v is not None)
         raise click.UsageError(f"{used} only apply with --http")
-    plugins = _load_plugin_modules(plugin_modules)
+    plugins = _load_plugin_modules(plugin_modules, plugin_paths)
     if not use_http:
         from prixfixe.mcp.stdio import serve_app as serve_stdio
 

@@ -8,13 +8,16 @@ and a data folder found relative to this shell. A token never appears: the HTTP 
 header refers to where the client keeps it.
 
 CONTRACT: what an entry starts does not depend on the folder the client starts it in. The
-program is an absolute path (or uvx, which runs the installed script); without one it is this
-Python with `-P`, so `-m prixfixe` does not put the working directory first on `sys.path` (a
-checkout's `click.py` is never imported). `-P`, not `-I`: `-I` would also drop the user site
-and `PYTHON*` variables a `pip install --user` or a person's own setup relies on, and neither
-comes from the folder. The configuration the person's shell had in force is pinned by its
-absolute path (`PRIXFIXE_CONFIG`); a folder's own `prixfixe.toml` is never pinned implicitly,
-as a pin would load it however it changed later (`--config` pins one on the person's word)."""
+program is an absolute path (or `uvx --from SOURCE`, SOURCE where this prixfixe came from,
+exactly: `prixfixe==VERSION` from an index, never a bare name a newer or squatted release on
+the index would answer; a uvx environment in uv's cache is never named, as `uv cache clean`
+removes it); without one it is this Python with `-P`, so `-m prixfixe` does not put the
+working directory first on `sys.path` (a checkout's `click.py` is never imported). `-P`, not
+`-I`: `-I` would also drop the user site and `PYTHON*` variables a `pip install --user` or a
+person's own setup relies on, and neither comes from the folder. The configuration the
+person's shell had in force is pinned by its absolute path (`PRIXFIXE_CONFIG`); a folder's own
+`prixfixe.toml` is never pinned implicitly, as a pin would load it however it changed later
+(`--config` pins one on the person's word)."""
 
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ import re
 import shlex
 import shutil
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,11 +34,11 @@ from urllib.parse import urlsplit
 
 from prixfixe.clients.targets import Client
 from prixfixe.errors import PrixfixeError
+from prixfixe.system.environment import Environment, current, in_uv_cache, install_source
 
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 _EXECUTABLES = ("prixfixe", "prixfixe.exe")
-_UV_CACHE_BUCKETS = ("archive-v", "environments-v")
 
 
 @dataclass(frozen=True)
@@ -65,25 +68,58 @@ def find_launch(
     argv0: str | None = None,
     python: str | None = None,
     which: Any = shutil.which,
+    environment: Environment | None = None,
+    source: Callable[[], str] | None = None,
 ) -> Launch:
-    """How a client starts this prixfixe: `uvx prixfixe serve` when asked (or when this one runs
-    from uv's throwaway cache), else the running executable, else `python -m prixfixe`."""
+    """How a client starts this prixfixe: `uvx --from SOURCE prixfixe serve` when asked (or when
+    this one runs from uv's throwaway cache), else the running executable, else
+    `python -m prixfixe`. SOURCE is where this prixfixe came from, exactly (`source`, by
+    default read from its distribution): `prixfixe==VERSION` from an index, so a later
+    `prixfixe` on the index (a newer one, or another project's under that name) is never
+    what starts; the folder, archive or commit it was installed from otherwise."""
     running = _running(sys.argv[0] if argv0 is None else argv0)
-    if not uvx and running is not None and not _in_uv_cache(running):
+    where = current() if environment is None else environment
+    cached = where.kind == "uvx" or (running is not None and in_uv_cache(running))
+    if not uvx and running is not None and not cached:
         return Launch(str(running), ("serve",), "the prixfixe running now")
-    if uvx or running is not None:
+    if uvx or cached:
         found = which("uvx")
+        origin = (source or _source)()
         notes: tuple[str, ...] = ()
         if not uvx:
-            notes = ("this prixfixe runs from uv's cache, so the entry starts it with uvx",)
+            notes = (
+                "this prixfixe runs from uv's cache, which uv may clean, so the entry "
+                "starts it with uvx",
+            )
+        if "==" in origin:
+            notes += (
+                f"uvx installs {origin} (this version exactly; write the entry again to "
+                "move to another)",
+            )
+        else:
+            notes += (f"uvx installs prixfixe from where this one came from: {origin}",)
         if found is None:
             notes += ("uvx is not on PATH here; the entry names it bare (install uv first)",)
-        return Launch(found or "uvx", ("prixfixe", "serve"), "uvx", notes=notes)
+        args = ("--from", origin, "prixfixe", "serve")
+        return Launch(found or "uvx", args, "uvx", notes=notes)
     found = which("prixfixe")
     if found is not None:
         return Launch(os.path.abspath(found), ("serve",), "prixfixe on PATH")
     # -P: the working directory (the client's, often a checkout) is not put on sys.path.
     return Launch(python or sys.executable, ("-P", "-m", "prixfixe", "serve"), "this Python")
+
+
+def _source() -> str:
+    """The running prixfixe's requirement; its version alone when no distribution is found
+    (a source tree on `PYTHONPATH`)."""
+    from importlib.metadata import PackageNotFoundError
+
+    from prixfixe import __version__
+
+    try:
+        return install_source("prixfixe")
+    except PackageNotFoundError:
+        return f"prixfixe=={__version__}"
 
 
 def _running(argv0: str) -> Path | None:
@@ -97,14 +133,6 @@ def _running(argv0: str) -> Path | None:
     if not path.is_file() and path.with_suffix(".exe").is_file():
         path = path.with_suffix(".exe")  # a Windows launcher named without its suffix
     return path if path.is_file() else None
-
-
-def _in_uv_cache(path: Path) -> bool:
-    """Whether `path` is in an environment `uvx` made in uv's cache (`~/.cache/uv/archive-v0/ID`,
-    `environments-v1/...` in older uv), which `uv cache clean` removes: a client must not
-    depend on it. (`uv tool install` puts prixfixe elsewhere, to stay.)"""
-    parts = path.parts
-    return "uv" in parts and any(p.startswith(_UV_CACHE_BUCKETS) for p in parts)
 
 
 def pinned_environment(

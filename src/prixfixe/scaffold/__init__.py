@@ -3,12 +3,12 @@
 Plain files from the templates beside this module (`string.Template`, `$name` placeholders),
 written to a hidden folder first and renamed into place at the end, so a failure leaves
 nothing half-made and an existing folder is never overwritten. The golden file of the example
-step type is generated from the new plugin itself, so it matches by construction.
+step type is generated from the new plugin itself, so it matches by construction; that import
+compiles the source in memory, so the package holds no `__pycache__`.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shutil
@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 from string import Template
+from types import ModuleType
 
 from prixfixe.errors import PrixfixeError
 
@@ -133,16 +134,16 @@ def _write_golden(root: Path, names: Names) -> None:
     from prixfixe.routines.contract import write_goldens
 
     module_name = f"_prixfixe_scaffold_{names.module}"
-    spec = importlib.util.spec_from_file_location(
-        module_name, root / "src" / names.module / "plugin.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
+    source = root / "src" / names.module / "plugin.py"
+    # Compiled here, not through a file loader: a loader caches bytecode beside the source,
+    # and the package would ship that `__pycache__`.
+    code = compile(source.read_bytes(), str(source), "exec", dont_inherit=True)
+    module = ModuleType(module_name)
+    module.__file__ = str(source)
     # pydantic resolves the models' annotations through sys.modules.
     sys.modules[module_name] = module
     try:
-        spec.loader.exec_module(module)
+        exec(code, module.__dict__)
         pm, infos = build_plugin_manager({"PRIXFIXE_LOAD_PLUGINS": ""}, [module])
         registry = collect(pm, infos)
     finally:
