@@ -20,6 +20,8 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.readiness import Deadline
+
 ROOT = Path(__file__).resolve().parents[3]
 READY = "prixfixe: serving MCP on "
 
@@ -131,9 +133,13 @@ def start(
     )
 
 
-def wait_ready(process: subprocess.Popen[str], timeout: float = 30, ready: str = READY) -> Served:
-    """Read stderr until the ready line, the one starting with `ready` (bounded); the URL is
-    on it (`prixfixe web`'s names the page's)."""
+def wait_ready(
+    process: subprocess.Popen[str], ready: str = READY, deadline: Deadline | None = None
+) -> Served:
+    """Read stderr until the ready line, the one starting with `ready`; the URL is on it
+    (`prixfixe web`'s names the page's). Bounded by `deadline` (`tests.readiness`: a floor,
+    then a bound measured against this machine's speed at the time), not a fixed guess."""
+    deadline = deadline or Deadline()
     lines: queue.Queue[str | None] = queue.Queue()
 
     def pump() -> None:
@@ -146,10 +152,12 @@ def wait_ready(process: subprocess.Popen[str], timeout: float = 30, ready: str =
     seen: list[str] = []
     while True:
         try:
-            line = lines.get(timeout=timeout)
+            line = lines.get(timeout=deadline.left())
         except queue.Empty:
+            if process.poll() is None and deadline.extend():
+                continue
             process.kill()
-            raise AssertionError(f"server not ready in {timeout}s: {seen}") from None
+            raise AssertionError(f"server not ready {deadline.describe()}: {seen}") from None
         if line is None:
             raise AssertionError(f"server exited ({process.wait()}): {seen}")
         seen.append(line)
