@@ -105,9 +105,29 @@ def test_html_nested_near_the_depth_limit_converts_within_its_cpu_budget(
     converted = html_to_markdown(page)
     assert converted.chunking == "markdown"
     assert converted.text.count("x") == page.count(b"<span>")
-    # Over its budget (here 0.2 s whatever its size), it is refused while converting, with the
-    # reason, not converted whole first nor stored as plain text at yet more cost.
+    # With no budget at all, it is refused as soon as it is checked, with the reason.
+    monkeypatch.setattr("prixfixe.knowledge.formats.HTML_BASE_SECONDS", 0.0)
+    monkeypatch.setattr("prixfixe.knowledge.formats.HTML_SECONDS_PER_MB", 0.0)
+    with pytest.raises(NotADocument, match="an HTML file whose text costs more than 0 s of CPU"):
+        html_to_markdown(page)
+
+
+def test_html_over_its_budget_is_refused_while_converting_not_after(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The budget is checked at every element: once it is spent (here: at the 50th check,
+    whatever the clock says), no further element is converted, and the refusal is not turned
+    into a plain-text fallback (which would cost more again)."""
     from markdownify import MarkdownConverter
+
+    from prixfixe.knowledge import formats
+
+    checks: list[int] = []
+    over = formats._CpuBudget.over
+
+    def spent_at_the_50th(self: formats._CpuBudget) -> NotADocument | None:
+        checks.append(1)
+        return NotADocument("spent") if len(checks) >= 50 else over(self)
 
     converted_tags: list[object] = []
     process_tag = MarkdownConverter.process_tag
@@ -116,12 +136,13 @@ def test_html_nested_near_the_depth_limit_converts_within_its_cpu_budget(
         converted_tags.append(node)
         return process_tag(self, node, parent_tags=parent_tags)
 
+    monkeypatch.setattr(formats._CpuBudget, "over", spent_at_the_50th)
     monkeypatch.setattr(MarkdownConverter, "process_tag", counting)
-    monkeypatch.setattr("prixfixe.knowledge.formats.HTML_BASE_SECONDS", 0.2)
-    monkeypatch.setattr("prixfixe.knowledge.formats.HTML_SECONDS_PER_MB", 0.0)
-    with pytest.raises(NotADocument, match="an HTML file whose text costs more than 0 s of CPU"):
+    page = nested_html(250_000)
+    with pytest.raises(NotADocument, match=r"^spent$"):
         html_to_markdown(page)
-    assert len(converted_tags) < page.count(b"<span>")
+    assert len(checks) == 50
+    assert len(converted_tags) < 50 < page.count(b"<span>")
 
 
 def test_parent_lookups_answer_as_beautiful_soup_s_own() -> None:
