@@ -39,6 +39,22 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["PYTHONPYCACHEPREFIX"] = str(cache.mkdir("pycache"))
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
+    """Once every fixture of a test is torn down, no PostgreSQL store it opened is still open:
+    a store left to the garbage collector may be collected in one of its pool's threads, which
+    then fails to join itself, an unraisable exception blamed on some later test."""
+    from tests.postgres_server import TEST_DATABASES, left_open
+
+    yield
+    left = left_open(item.stash.get(TEST_DATABASES, []))
+    if left:
+        raise AssertionError(
+            f"the test left a PostgreSQL store open (its pool's threads still run: {left}); "
+            "close it (store.close(), app.close_store())"
+        )
+
+
 @pytest.fixture(scope="session")
 def anyio_backend() -> str:
     """Every `pytest.mark.anyio` test runs on asyncio, the loop the server runs on."""
@@ -81,7 +97,10 @@ AppFactory = Callable[..., App]
 
 
 @pytest.fixture
-def make_app(tmp_path: Path) -> AppFactory:
+def make_app(tmp_path: Path) -> Iterator[AppFactory]:
+    """Apps built for the test; each one's store (opened on first use) is closed after it."""
+    built: list[App] = []
+
     def factory(
         *,
         env: dict[str, str] | None = None,
@@ -91,7 +110,7 @@ def make_app(tmp_path: Path) -> AppFactory:
     ) -> App:
         if config is not None:
             (tmp_path / "prixfixe.toml").write_text(config, encoding="utf-8")
-        return App.build(
+        app = App.build(
             env={
                 "PRIXFIXE_HOME": str(tmp_path / "home"),
                 "PRIXFIXE_LOAD_PLUGINS": "",
@@ -102,8 +121,12 @@ def make_app(tmp_path: Path) -> AppFactory:
             facet=facet,
             extra_plugins=[WeatherPlugin()] if plugins is None else plugins,
         )
+        built.append(app)
+        return app
 
-    return factory
+    yield factory
+    for app in built:
+        app.close_store()
 
 
 @pytest.fixture(params=REVISIONS)

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
 
+import pytest
+
 SERVER_USER = "postgres"
 #: The superuser the tests connect as (trust authentication on loopback only).
 TEST_USER = "prixfixe"
@@ -178,3 +180,21 @@ def postgres_server() -> Iterator[PostgresServer]:
         yield server
     finally:
         server.stop()
+
+
+#: The databases a test made (`postgres_url`), checked once every fixture of it is torn down.
+TEST_DATABASES = pytest.StashKey[list[str]]()
+
+
+def left_open(urls: list[str]) -> list[str]:
+    """The threads of connection pools still running on these databases: a store that was
+    opened and never closed. (A closed pool has joined its threads.) Left to the garbage
+    collector, psycopg_pool's `ConnectionPool.__del__` stops and joins them, and when the
+    collector runs in one of those threads, that join raises "cannot join current thread",
+    reported as an unraisable exception in whatever test is running then."""
+    import threading
+
+    from prixfixe.store.postgres import redacted
+
+    prefixes = tuple(redacted(url) + "-" for url in urls)
+    return sorted(t.name for t in threading.enumerate() if t.name.startswith(prefixes))

@@ -83,3 +83,18 @@ def test_the_agent_reads_search_then_sections_through_the_protocol(tmp_path: Pat
         assert row["whole_document_tokens"] > 0
         assert len(row["section_tokens"]) <= bench.MAX_SECTIONS
     assert keyword["answered"] > 0
+
+
+def test_html_conversion_is_measured_for_every_shape_beside_parsing_alone() -> None:
+    shapes = bench.html_shapes(20_000)
+    assert all(18_000 <= len(data) <= 20_000 for data in shapes.values())
+    found = bench.bench_convert(20_000, 1)
+    assert set(found["shapes"]) == set(shapes)
+    for row in found["shapes"].values():
+        assert row["outcome"].startswith("markdown, ")
+        assert row["budget_s"] == 2 + 10 * row["bytes"] / (1 << 20)
+        assert row["convert_cpu_s"] >= 0
+        assert row["parse_cpu_s"] >= 0
+    section = "\n".join(bench.report_convert(found))
+    assert "### HTML conversion" in section
+    assert "`<ol>` of one-word items" in section

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from prixfixe.cli import cli
 from tests.gitrepos import remote_and_clone
+from tests.readiness import Deadline
 
 PY = json.dumps(sys.executable)
 
@@ -168,13 +169,16 @@ def test_routines_and_steps_list_what_exists() -> None:
 
 
 def _wait_ready(fifo: Path) -> int:
-    """The pid the step's process writes into `fifo` (bounded: 30 s)."""
+    """The pid the step's process writes into `fifo` (bounded by `tests.readiness`)."""
+    deadline = Deadline()
     fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
     try:
         data = b""
         while not data.endswith(b"\n"):
-            ready, _, _ = select.select([fd], [], [], 30)
-            assert ready, "the step never started"
+            ready, _, _ = select.select([fd], [], [], deadline.left())
+            if not ready:
+                assert deadline.extend(), f"the step never started {deadline.describe()}"
+                continue
             chunk = os.read(fd, 100)
             data += chunk
         return int(data)

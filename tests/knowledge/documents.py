@@ -115,3 +115,15 @@ def make_nested_pdf(depth: int, fanout: int, *, pages: int = 1, text: str = "lau
         f"/Resources {resources} /Contents {content} 0 R >>"
     ] * pages
     return _pdf_bytes(objects)
+
+
+def nested_html(size: int, depth: int = 190) -> bytes:
+    """About `size` bytes of HTML: `depth` nested `<div>`s (inside the depth that is converted)
+    around a run of `<span>`s, each of which the converter looks up through every ancestor."""
+    head, tail, unit = "<div>" * depth, "</div>" * depth, "<span>x</span> "
+    return (head + unit * ((size - len(head) - len(tail)) // len(unit)) + tail).encode()
+
+
+def long_ordered_list(items: int) -> bytes:
+    """An `<ol>` of `items` items: markdownify numbers each by counting its earlier siblings."""
+    return ("<ol>" + "<li>x</li>" * items + "</ol>").encode()

@@ -51,6 +51,32 @@ def test_kb_add_with_grant_ingests_and_a_second_run_changes_nothing(
     assert hits[0]["heading"] == "Watering"
 
 
+def test_kb_add_says_what_it_left_out_and_why_without_opening_a_fifo(
+    runner: CliRunner, folder: Path, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "secret.md").write_text("# Secret\n\nhunter2\n")
+    os.mkfifo(folder / "pipe.md")  # opened, it would block the run until a writer came
+    (folder / "escape.md").symlink_to(elsewhere / "secret.md")
+    config = tmp_path / "prixfixe.toml"  # the link's target is granted: the folder bounds it
+    config.write_text(f'[leash]\nfs_read = ["{folder}", "{elsewhere}"]\n', encoding="utf-8")
+    args = ["kb", "add", str(folder), "--collection", "garden"]
+    env = {"PRIXFIXE_CONFIG": str(config)}
+    shown = runner.invoke(cli, args, env=env)
+    assert shown.exit_code == 0, shown.output
+    assert "3 added, 0 updated, 0 unchanged, 0 removed, 2 skipped" in shown.output
+    assert "skipped pipe.md: a FIFO, not a file or folder (never opened)" in shown.output
+    assert "skipped escape.md: a symlink that leads outside the folder" in shown.output
+    as_json = json.loads(runner.invoke(cli, [*args, "--json"], env=env).output)
+    assert as_json["skipped"] == [
+        {"path": "escape.md", "reason": "a symlink that leads outside the folder (not followed)"},
+        {"path": "pipe.md", "reason": "a FIFO, not a file or folder (never opened)"},
+    ]
+    text = runner.invoke(cli, ["kb", "search", "hunter2", "--json"], env=env).output
+    assert json.loads(text) == []
+
+
 def test_kb_add_reads_a_root_granted_in_the_configuration(
     runner: CliRunner, folder: Path, tmp_path: Path
 ) -> None:

@@ -21,7 +21,14 @@ from prixfixe.knowledge.formats import (
 from prixfixe.knowledge.ingest import Skipped
 from prixfixe.store.api import OwnerSlice
 from tests.knowledge.conftest import Ingest
-from tests.knowledge.documents import PAGE, encrypt_pdf, make_nested_pdf, make_pdf
+from tests.knowledge.documents import (
+    PAGE,
+    encrypt_pdf,
+    long_ordered_list,
+    make_nested_pdf,
+    make_pdf,
+    nested_html,
+)
 
 
 def test_html_becomes_markdown_that_chunks_along_its_headings() -> None:
@@ -60,6 +67,103 @@ def test_html_nested_too_deeply_to_convert_is_kept_as_plain_text() -> None:
     assert converted.chunking == "text"
     assert converted.text == "deep\nwords\n"
     assert depth > MAX_HTML_DEPTH
+
+
+LISTS = (
+    "<ol><li>one</li><li>two<br>lines</li><li></li><li>four<ul><li>a</li><li>b</li></ul></li>"
+    "</ol><p>between</p><ol start='7'><li>seven<ol><li>inner</li></ol></li>"
+    "<li><p>para</p><p>graphs</p></li></ol><ol start='x'><li>bad start</li></ol>"
+    "<ul><li>u<ol><li>o</li></ol></li></ul><pre><b>kept <i>as</i></b>\n  code</pre>"
+)
+
+
+def test_ordered_lists_and_pre_convert_exactly_as_markdownify_converts_them() -> None:
+    """The one-pass numbering and parent lookup change the cost, never the markdown."""
+    from bs4 import BeautifulSoup
+    from markdownify import MarkdownConverter
+
+    options = {"heading_style": "ATX", "bullets": "-", "escape_underscores": False}
+    plain = MarkdownConverter(**options).convert_soup(BeautifulSoup(LISTS, "html.parser"))
+    assert html_to_markdown(LISTS.encode()).text == plain.strip() + "\n"
+    assert "2. two  \n   lines\n4. four\n   - a" in plain  # the empty third item is counted
+    assert "7. seven\n   1. inner\n8. para" in plain
+    assert "```\nkept as\n  code\n```" in plain  # inside <pre>: no emphasis, spaces kept
+
+
+def test_a_long_ordered_list_is_numbered_in_one_pass() -> None:
+    # markdownify counted each item's earlier siblings: 10,000 items took 6.7 s of CPU here,
+    # 96,000 (0.96 MB) would take about ten minutes; numbered in one pass, about 3.5 s.
+    converted = html_to_markdown(long_ordered_list(30_000))
+    lines = converted.text.splitlines()
+    assert (lines[0], lines[-1], len(lines)) == ("1. x", "30000. x", 30_000)
+
+
+def test_html_nested_near_the_depth_limit_converts_within_its_cpu_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    page = nested_html(250_000)
+    converted = html_to_markdown(page)
+    assert converted.chunking == "markdown"
+    assert converted.text.count("x") == page.count(b"<span>")
+    # With no budget at all, it is refused as soon as it is checked, with the reason.
+    monkeypatch.setattr("prixfixe.knowledge.formats.HTML_BASE_SECONDS", 0.0)
+    monkeypatch.setattr("prixfixe.knowledge.formats.HTML_SECONDS_PER_MB", 0.0)
+    with pytest.raises(NotADocument, match="an HTML file whose text costs more than 0 s of CPU"):
+        html_to_markdown(page)
+
+
+def test_html_over_its_budget_is_refused_while_converting_not_after(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The budget is checked at every element: once it is spent (here: at the 50th check,
+    whatever the clock says), no further element is converted, and the refusal is not turned
+    into a plain-text fallback (which would cost more again)."""
+    from markdownify import MarkdownConverter
+
+    from prixfixe.knowledge import formats
+
+    checks: list[int] = []
+    over = formats._CpuBudget.over
+
+    def spent_at_the_50th(self: formats._CpuBudget) -> NotADocument | None:
+        checks.append(1)
+        return NotADocument("spent") if len(checks) >= 50 else over(self)
+
+    converted_tags: list[object] = []
+    process_tag = MarkdownConverter.process_tag
+
+    def counting(self: object, node: object, parent_tags: object = None) -> object:
+        converted_tags.append(node)
+        return process_tag(self, node, parent_tags=parent_tags)
+
+    monkeypatch.setattr(formats._CpuBudget, "over", spent_at_the_50th)
+    monkeypatch.setattr(MarkdownConverter, "process_tag", counting)
+    page = nested_html(250_000)
+    with pytest.raises(NotADocument, match=r"^spent$"):
+        html_to_markdown(page)
+    assert len(checks) == 50
+    assert len(converted_tags) < 50 < page.count(b"<span>")
+
+
+def test_parent_lookups_answer_as_beautiful_soup_s_own() -> None:
+    from bs4 import BeautifulSoup, Tag
+
+    from prixfixe.knowledge.formats import _tag_class
+
+    page = "<div><pre><b><i>x</i></b><p>y</p></pre><span><b>z</b></span></div><em>w</em>"
+    fast = BeautifulSoup(page, "html.parser", element_classes={Tag: _tag_class()})
+    slow = BeautifulSoup(page, "html.parser")
+    pairs = list(zip(fast.find_all(True), slow.find_all(True), strict=True))
+    for name in ("pre", "div", "b", "nowhere"):
+        for _ in range(2):  # asked again: the remembered answers
+            for mine, theirs in pairs:
+                got, want = mine.find_parent(name), theirs.find_parent(name)
+                assert (got and got.name, got and str(got)) == (
+                    want and want.name,
+                    want and str(want),
+                )
+    spans = fast.find_all("span")
+    assert spans[0].find("b").find_parent("span", {"class": "none"}) is None  # the general path
 
 
 @pytest.mark.parametrize(

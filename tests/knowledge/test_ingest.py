@@ -3,6 +3,8 @@ only through the file gate, malformed files skipped with a reason."""
 
 from __future__ import annotations
 
+import os
+import socket
 import sqlite3
 from pathlib import Path
 from types import SimpleNamespace
@@ -462,3 +464,129 @@ def test_a_store_indexed_by_the_old_insert_trigger_stays_in_step_after_the_upgra
         assert (_matches(kb, "quokka"), _matches(kb, "numbat")) == (["old/b.md"], ["old/a.md"])
     finally:
         store.close()
+
+
+# --- what a folder's walk leaves out, it says (issue 31) ------------------------------------
+
+
+def test_every_entry_a_folder_walk_leaves_out_is_reported_and_nothing_outside_is_opened(
+    kb: OwnerSlice, folder: Path, tmp_path: Path
+) -> None:
+    """FIFOs, sockets, symlinks leading out of the folder (even into another granted root),
+    symlink loops and dangling links, a folder reached again through a link, and a folder
+    named like a document that holds none: each is a `Skipped` with its reason, the rest is
+    ingested, no FIFO is opened (the walk would block) and nothing outside the folder is."""
+    elsewhere = tmp_path / "elsewhere"  # granted too: the folder, not the grant, is the bound
+    elsewhere.mkdir()
+    (elsewhere / "secret.md").write_text("# Secret\n\nhunter2\n")
+    private = tmp_path / "private"  # not granted at all
+    private.mkdir()
+    (private / "key.md").write_text("# Key\n")
+    os.mkfifo(folder / "pipe.md")
+    os.mkfifo(folder / "deep" / "queue")  # a special file, whatever its name
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind(str(folder / "sock.md"))
+    (folder / "escape.md").symlink_to(elsewhere / "secret.md")
+    (folder / "escape-dir").symlink_to(elsewhere)
+    (folder / "private.md").symlink_to(private / "key.md")
+    (folder / "loop-a.md").symlink_to(folder / "loop-b.md")
+    (folder / "loop-b.md").symlink_to(folder / "loop-a.md")
+    (folder / "gone.md").symlink_to(folder / "nowhere.md")
+    (folder / "to-pipe.md").symlink_to(folder / "pipe.md")
+    (folder / "deep" / "again").symlink_to(folder)  # a folder walked already: a loop
+    (folder / "inside.md").symlink_to(folder / "guide.md")  # inside: followed, as before
+    (folder / "ideas.md").mkdir()  # a folder named like a document, holding none
+    (folder / "ideas.md" / "sketch.png").write_bytes(b"\x89PNG")
+    (folder / "more.md").mkdir()  # one holding a document: walked like any folder
+    (folder / "more.md" / "a.md").write_text("# A\n")
+    (folder / ".hidden-pipe.md").symlink_to(elsewhere / "secret.md")  # hidden: never looked at
+    gate = FsGate(FsGrant((folder, elsewhere), (), "test"))
+    opened: list[Path] = []
+    observe_opens(opened.append)
+    try:
+        result = ingest(kb, gate, folder, "garden")
+    finally:
+        unobserve_opens(opened.append)
+    assert sorted(result.added) == [
+        "deep/bees.md",
+        "guide.md",
+        "inside.md",
+        "more.md/a.md",
+        "notes.txt",
+    ]
+    reasons = {s.path: s.reason for s in result.skipped}
+    assert reasons == {
+        "pipe.md": "a FIFO, not a file or folder (never opened)",
+        "deep/queue": "a FIFO, not a file or folder (never opened)",
+        "sock.md": "a socket, not a file or folder (never opened)",
+        "escape.md": "a symlink that leads outside the folder (not followed)",
+        "escape-dir": "a symlink that leads outside the folder (not followed)",
+        "private.md": "a symlink that leads outside the file grant (not followed)",
+        "loop-a.md": "a symlink loop",
+        "loop-b.md": "a symlink loop",
+        "gone.md": "a broken symlink (what it points to does not exist)",
+        "to-pipe.md": "a symlink to a special file (not followed)",
+        "deep/again": "a symlink to a folder walked already (a loop; not followed again)",
+        "ideas.md": "a folder named like a document, holding no documents",
+    }
+    assert not [p for p in opened if p.is_relative_to(elsewhere) or p.is_relative_to(private)]
+    assert not [p for p in opened if p.name in ("pipe.md", "queue", "sock.md")]
+    assert not [d for d in catalog.documents(kb, "garden") if "hunter2" in d.title]
+    again = ingest(kb, gate, folder, "garden")  # reported on every walk, not only the first
+    assert {s.path for s in again.skipped} == set(reasons)
+
+
+def test_include_globs_narrow_what_a_walk_reports_too(kb: OwnerSlice, folder: Path) -> None:
+    os.mkfifo(folder / "pipe.md")
+    os.mkfifo(folder / "pipe.txt")
+    gate = FsGate(FsGrant((folder,), (), "test"))
+    result = ingest(kb, gate, folder, "garden", include=["*.txt"])
+    assert [s.path for s in result.skipped] == ["pipe.txt"]
+
+
+def test_a_watcher_s_change_through_a_link_out_of_the_folder_is_skipped_unread(
+    kb: OwnerSlice, folder: Path, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "secret.md").write_text("# Secret\n")
+    (folder / "escape.md").symlink_to(elsewhere / "secret.md")
+    (folder / "escape-dir").symlink_to(elsewhere)
+    gate = FsGate(FsGrant((folder, elsewhere), (), "test"))
+    opened: list[Path] = []
+    observe_opens(opened.append)
+    try:
+        result = ingest_changes(
+            kb, gate, folder, "garden", [folder / "escape.md", folder / "escape-dir"]
+        )
+    finally:
+        unobserve_opens(opened.append)
+    assert result.generation is None
+    assert {s.path: s.reason for s in result.skipped} == {
+        "escape.md": "a symlink that leads outside the folder (not followed)",
+        "escape-dir": "a symlink that leads outside the folder (not followed)",
+    }
+    assert not [p for p in opened if p.is_relative_to(elsewhere)]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a folder whatever its mode")
+def test_an_unreadable_file_or_folder_is_skipped_with_the_reason(
+    kb: OwnerSlice, folder: Path
+) -> None:
+    locked = folder / "locked"
+    locked.mkdir()
+    (locked / "a.md").write_text("# A\n")
+    secret = folder / "secret.md"
+    secret.write_text("# Secret\n")
+    locked.chmod(0)
+    secret.chmod(0)
+    try:
+        result = ingest(kb, FsGate(FsGrant((folder,), (), "test")), folder, "garden")
+    finally:
+        locked.chmod(0o755)
+        secret.chmod(0o644)
+    assert sorted(result.added) == ["deep/bees.md", "guide.md", "notes.txt"]
+    assert {s.path: s.reason for s in result.skipped} == {
+        "locked": "unreadable (permission denied)",
+        "secret.md": "unreadable (permission denied)",
+    }

@@ -11,7 +11,12 @@ from prixfixe.declarations.kinds import StoreKind, StoreMigration
 from prixfixe.store.api import Store
 from prixfixe.store.sqlite import SQLiteStore
 from prixfixe.store.tools import BUILTIN_KINDS
-from tests.postgres_server import PostgresServer, PostgresUnavailable, postgres_server
+from tests.postgres_server import (
+    TEST_DATABASES,
+    PostgresServer,
+    PostgresUnavailable,
+    postgres_server,
+)
 
 BUILTIN_OWNER = "prixfixe.default_plugins.store"
 KINDS: dict[str, StoreKind] = {k.name: replace(k, owner=BUILTIN_OWNER) for k in BUILTIN_KINDS}
@@ -70,7 +75,10 @@ def postgres() -> Iterator[PostgresServer]:
 def postgres_url(request: pytest.FixtureRequest) -> str:
     """A fresh database on the session's server (started on first use)."""
     server: PostgresServer = request.getfixturevalue("postgres")
-    return server.new_database()
+    url = server.new_database()
+    # Checked once every fixture of the test is torn down (tests/conftest.py).
+    request.node.stash.setdefault(TEST_DATABASES, []).append(url)
+    return url
 
 
 @pytest.fixture(params=BACKENDS)

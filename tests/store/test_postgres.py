@@ -26,6 +26,7 @@ from prixfixe.secrets import Secret
 from prixfixe.store import StoreChange, open_store
 from prixfixe.store.postgres import PG_CORE_MIGRATIONS, PostgresStore
 from tests.conftest import AppFactory
+from tests.postgres_server import left_open
 from tests.step_fixtures import StepsPlugin
 from tests.store.conftest import KINDS
 
@@ -84,6 +85,22 @@ def test_two_stores_on_one_database_see_each_others_writes_at_one_generation(
     finally:
         a.close()
         b.close()
+
+
+def test_a_store_left_open_is_seen_by_its_pool_s_threads_until_it_is_closed(
+    postgres_url: str, make_app: AppFactory
+) -> None:
+    """What the suite's teardown check (tests/conftest.py) looks for: a store's pool threads
+    run until it is closed, and an app built by `make_app` has its store closed for it."""
+    store = PostgresStore.open(postgres_url, KINDS)
+    try:
+        assert any(name.endswith("-worker-0") for name in left_open([postgres_url]))
+    finally:
+        store.close()
+    assert left_open([postgres_url]) == []
+    app = make_app(env={STORE_URL_ENV: postgres_url})
+    assert app.store.generation() == 0
+    assert left_open([postgres_url])  # open until make_app's teardown closes it
 
 
 def test_concurrent_writers_take_every_generation_once_in_commit_order(

@@ -77,7 +77,7 @@ def test_a_wrong_token_gets_401_and_is_never_logged(served: Served) -> None:
         assert "That token is not the one" in answer.text
         assert "set-cookie" not in answer.headers
         assert http.get("/").status_code == 303
-    logged = served.stderr(mark)
+    logged = served.stderr_with("wrong token", mark)
     assert "wrong token" in logged
     assert wrong not in logged
     assert TOKEN not in logged

@@ -8,11 +8,15 @@ HTML nested too deeply to convert is stored as its plain text instead. A PDF (wi
 
 Every conversion is bounded: a file larger than its format's `max_bytes` is never read past
 it, a converted text larger than `MAX_DOCUMENT_BYTES` is refused, a PDF may have at most
-`MAX_PDF_PAGES` pages. A file that is not a document says why by raising `NotADocument`.
+`MAX_PDF_PAGES` pages, and a PDF's extraction and an HTML file's conversion may cost at most
+a CPU budget that grows with the file's size (checked while they run: at every content
+operator, at every element). A file that is not a document says why by raising
+`NotADocument`.
 """
 
 from __future__ import annotations
 
+import functools
 import io
 import logging
 import re
@@ -35,6 +39,11 @@ PDF_BASE_SECONDS = 2.0
 PDF_SECONDS_PER_MB = 5.0
 #: HTML nested deeper than this is stored as plain text (the converter recurses per level).
 MAX_HTML_DEPTH = 200
+#: The CPU time one HTML file's parsing and conversion may cost, like a PDF's: markdownify
+#: handles each element in time proportional to how deep it is, so the cost of a file is its
+#: size times its depth (up to `MAX_HTML_DEPTH`), not its size alone.
+HTML_BASE_SECONDS = 2.0
+HTML_SECONDS_PER_MB = 10.0
 PDF_EXTRA = "pip install 'prixfixe[pdf]'"
 
 #: Elements whose content is never document text.
@@ -117,32 +126,121 @@ def _bounded(text: str, what: str) -> str:
 def html_to_markdown(data: bytes) -> Converted:
     """HTML as markdown with ATX headings; plain text when it nests too deeply to convert."""
     from bs4 import BeautifulSoup, Tag
-    from markdownify import MarkdownConverter
 
     if len(data) > MAX_DOCUMENT_BYTES:
         raise NotADocument(f"larger than {MAX_DOCUMENT_BYTES} bytes, the limit for one document")
     if b"\0" in data:
         raise NotADocument("binary (it holds a NUL byte)")
+    budget = _CpuBudget(
+        len(data), HTML_BASE_SECONDS, HTML_SECONDS_PER_MB, "an HTML file", "convert"
+    )
     # Bytes, so the parser honours a BOM or <meta charset> before falling back to UTF-8.
-    soup = BeautifulSoup(data, "html.parser")
+    soup = BeautifulSoup(data, "html.parser", element_classes={Tag: _tag_class()})
+    budget.check()
     found = soup.find("title")
     title = " ".join(found.get_text().split()) if isinstance(found, Tag) else ""
-    for name in _DROPPED:
-        for element in soup.find_all(name):
-            element.decompose()
+    # One pass over the tree, not one search per dropped name.
+    dropped = [e for e in soup.descendants if isinstance(e, Tag) and e.name in _DROPPED]
+    for element in reversed(dropped):  # innermost first: an outer one's decompose frees it
+        element.decompose()
     body = soup.find("body")
     root = body if isinstance(body, Tag) else soup
     if _depth(root) > MAX_HTML_DEPTH:
         return Converted(_bounded(_plain(root), "text"), "text", fallback_title=title or None)
     _defuse(root)
     try:
-        converter = MarkdownConverter(heading_style="ATX", bullets="-", escape_underscores=False)
+        converter = _converter_class()(
+            budget, heading_style="ATX", bullets="-", escape_underscores=False
+        )
         text = converter.convert_soup(root)
+    except NotADocument:
+        raise  # over the budget: refused, not converted to plain text at yet more cost
     except Exception:  # noqa: BLE001 - a third-party converter on untrusted markup: keep its text
         return Converted(_bounded(_plain(root), "text"), "text", fallback_title=title or None)
     text = _BLANK_LINES.sub("\n\n", text).strip()
     text = text + "\n" if text else ""
     return Converted(_bounded(text, "markdown"), "markdown", fallback_title=title or None)
+
+
+@functools.cache
+def _tag_class() -> type[Any]:
+    """Beautiful Soup's `Tag` with `find_parent(name)` walking the parents itself: markdownify
+    asks it of every element (`'pre'`), and Beautiful Soup's general matcher made that cost
+    microseconds per ancestor, the most of converting a deeply nested file."""
+    from bs4 import Tag
+
+    class FastTag(Tag):
+        def find_parent(self, name: Any = None, attrs: Any = None, **kwargs: Any) -> Any:
+            if not isinstance(name, str) or attrs or kwargs:
+                return super().find_parent(name, attrs, **kwargs)
+            # Each answer is remembered on the way up, so asking it of every element costs
+            # one step each. Asked only while converting, once the tree no longer changes.
+            path = []
+            node: Any = self
+            found: Any = None
+            while node.parent is not None:
+                # Through __dict__: a Tag's unknown attribute is a search of its descendants.
+                known = node.__dict__.get("_parent_named")
+                if known is not None and name in known:
+                    found = known[name]
+                    break
+                path.append(node)
+                if node.parent.name == name:
+                    found = node.parent
+                    break
+                node = node.parent
+            for visited in path:
+                if visited.__dict__.get("_parent_named") is None:
+                    visited._parent_named = {}
+                visited._parent_named[name] = found
+            return found
+
+    return FastTag
+
+
+@functools.cache
+def _converter_class() -> type[Any]:
+    """markdownify's converter, checking the CPU budget at every element, and numbering an
+    ordered list's items in one pass (markdownify counts each item's earlier siblings: the
+    square of the list's length)."""
+    from bs4 import Tag
+    from markdownify import MarkdownConverter
+
+    class Converter(MarkdownConverter):
+        def __init__(self, budget: _CpuBudget, **options: Any) -> None:
+            super().__init__(**options)
+            self._budget = budget
+            self._numbers: dict[int, dict[int, int]] = {}  # id(ol) -> id(li) -> its number
+
+        def process_tag(self, node: Any, parent_tags: Any = None) -> str:
+            self._budget.check()
+            return str(super().process_tag(node, parent_tags=parent_tags))  # type: ignore[misc]
+
+        def convert_li(self, el: Any, text: str, parent_tags: Any) -> str:
+            parent = el.parent
+            if parent is None or parent.name != "ol":
+                return str(super().convert_li(el, text, parent_tags))  # type: ignore[misc]
+            body = (text or "").strip()
+            if not body:
+                return "\n"
+            marker = f"{self._number(parent, el)}. "
+            pad = " " * len(marker)
+            first, *rest = body.split("\n")
+            return (
+                "\n".join([marker + first, *(pad + line if line else "" for line in rest)]) + "\n"
+            )
+
+        def _number(self, ol: Any, li: Any) -> int:
+            numbers = self._numbers.get(id(ol))
+            if numbers is None:
+                start = str(ol.get("start") or "")
+                first = int(start) if start.isnumeric() else 1
+                items = (c for c in ol.children if isinstance(c, Tag) and c.name == "li")
+                numbers = {id(item): n for n, item in enumerate(items, start=first)}
+                self._numbers[id(ol)] = numbers
+            return numbers[id(li)]
+
+    return Converter
 
 
 def _depth(root: Any) -> int:
@@ -231,31 +329,51 @@ def pdf_to_markdown(data: bytes) -> Converted:
     return Converted(text, "markdown", title=title or None, headings_are_titles=False)
 
 
+class _CpuBudget:
+    """This thread's CPU time against a budget that grows with a file's size (`base` seconds
+    and `per_mb` a MiB), checked by `check` while a conversion runs; over it, `NotADocument`
+    saying what cost too much."""
+
+    def __init__(self, size: int, base: float, per_mb: float, what: str, verb: str) -> None:
+        self.seconds = base + per_mb * size / (1 << 20)
+        self._deadline = time.thread_time() + self.seconds
+        self._what = what  # "a PDF"
+        self._verb = verb  # "extract"
+
+    def over(self) -> NotADocument | None:
+        if time.thread_time() <= self._deadline:
+            return None
+        return NotADocument(
+            f"{self._what} whose text costs more than {self.seconds:.0f} s of CPU to "
+            f"{self._verb} (the limit grows with the file's size)"
+        )
+
+    def check(self) -> None:
+        over = self.over()
+        if over is not None:
+            raise over
+
+
 class _PdfBudget:
     """What extracting one PDF's text may cost, checked while pypdf works (its visitors run at
     every content operator, inside nested forms too), so a hostile file is refused as soon as it
     is over, never after it was extracted whole: the text produced (raw, and as the pages
     written so far) against `MAX_DOCUMENT_BYTES`, and this thread's CPU time against a budget
-    that grows with the file's size.
+    that grows with the file's size (`_CpuBudget`).
 
     pypdf catches what a visitor raises inside a form XObject (it logs the form as undecodable
     and goes on), so the first refusal is kept, every later operator raises it again at once
     (the page unwinds without doing its work), and `check` raises it after the page."""
 
     def __init__(self, size: int) -> None:
-        seconds = PDF_BASE_SECONDS + PDF_SECONDS_PER_MB * size / (1 << 20)
-        self._seconds = seconds
-        self._deadline = time.thread_time() + seconds
+        self._cpu = _CpuBudget(size, PDF_BASE_SECONDS, PDF_SECONDS_PER_MB, "a PDF", "extract")
         self._raw = 0
         self._written = 0
         self._over: NotADocument | None = None
 
     def operation(self, *_: object) -> None:
-        if self._over is None and time.thread_time() > self._deadline:
-            self._over = NotADocument(
-                f"a PDF whose text costs more than {self._seconds:.0f} s of CPU to extract "
-                "(the limit grows with the file's size)"
-            )
+        if self._over is None:
+            self._over = self._cpu.over()
         self.check()
 
     def text(self, text: str, *_: object) -> None:

@@ -3,16 +3,21 @@ written once.
 
 Every file is opened by the leash's file gate (`FsGate`): a folder or file outside its read
 roots is refused before anything is opened, and a walk follows a symlink only to a target
-inside them. A document is keyed by its path relative to the folder it was read from (for a
-single file, its name) and carries the SHA-256 of its bytes: an unchanged file is not
-rewritten (nor converted again), a changed one has its chunks replaced, and a file gone from
-a folder that was walked again is removed. All of one ingest's writes are one transaction, so
-it advances the store generation once, or not at all when nothing changed.
+inside the folder walked (inside the read roots is not enough). A document is keyed by its
+path relative to the folder it was read from (for a single file, its name) and carries the
+SHA-256 of its bytes: an unchanged file is not rewritten (nor converted again), a changed one
+has its chunks replaced, and a file gone from a folder that was walked again is removed. All
+of one ingest's writes are one transaction, so it advances the store generation once, or not
+at all when nothing changed.
 
 Which files are documents, and how each becomes text, is `formats`: markdown and text as
 they are, HTML converted to markdown, PDF (with the `pdf` extra) as a section per page. A
 file that is not a document is skipped with the reason, and the rest are ingested. Hidden
-files and folders (a name starting with `.`) are never looked at.
+files and folders (a name starting with `.`) are never looked at. What a walk leaves out is
+a `Skipped` with the reason too, never left out silently: a FIFO, socket or device (known by
+`lstat`, never opened), a symlink out of the folder or the grant, a symlink loop or broken
+link, a folder reached again through a link, an unreadable folder or file, and a folder named
+like a document (`notes.md/`) that holds none.
 
 `ingest` reads a folder (or one file) whole; `ingest_changes` only the paths a watcher saw
 change; `reindex` re-reads every document of a collection and rewrites its chunks even when
@@ -22,6 +27,7 @@ its bytes are unchanged (after a change to chunking or conversion).
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,13 +35,13 @@ from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-from prixfixe.errors import KnowledgeError, StepFailure
+from prixfixe.errors import FsRefusedError, KnowledgeError, StepFailure
 from prixfixe.knowledge.backend import KnowledgeTables, postgres
 from prixfixe.knowledge.chunking import Format, split, title_of
 from prixfixe.knowledge.formats import MAX_DOCUMENT_BYTES as MAX_DOCUMENT_BYTES
 from prixfixe.knowledge.formats import Converted, NotADocument, chunking_of, format_of
 from prixfixe.knowledge.formats import decode as decode
-from prixfixe.leash.fs import FsGate
+from prixfixe.leash.fs import FsGate, FsLeftOut
 
 #: Collection names appear in URIs and commands: lowercase letters, digits, '-' and '_'.
 COLLECTION_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
@@ -101,8 +107,7 @@ def wanted(relative: PurePosixPath, include: Sequence[str] | None = None) -> boo
     whole relative path, so `*` matches across folders too)."""
     if _hidden(relative) or format_of(relative) is None:
         return False
-    text = relative.as_posix()
-    return include is None or any(fnmatchcase(text, pattern) for pattern in include)
+    return include is None or _matches(relative, include)
 
 
 def ingest(
@@ -123,7 +128,7 @@ def ingest(
         raise KnowledgeError(f"path {str(path)!r} does not exist", path=str(path))
     if real.is_dir():
         batch = _Batch(slice_, gate, collection, path)
-        files = documents_under(gate, path, path, include)
+        files = documents_under(gate, path, path, include, batch.result.skipped)
     else:
         batch = _Batch(slice_, gate, collection, path.parent)
         files = [path]
@@ -154,7 +159,7 @@ def ingest_changes(
     watcher saw): a file there is ingested (incrementally, by hash), a folder walked, and a
     path gone removes the documents read from it (or from under it). One transaction."""
     check_collection(collection)
-    gate.check(root)
+    bound = gate.check(root)
     batch = _Batch(slice_, gate, collection, root)
     for path in sorted(set(paths)):
         try:
@@ -169,8 +174,12 @@ def ingest_changes(
             if wanted(relative, include):
                 batch.result.skipped.append(Skipped(relative.as_posix(), exc.message))
             continue
+        if not _inside(real, bound):  # a symlink leading out of the folder: not followed
+            if real.is_dir() or wanted(relative, include):
+                batch.result.skipped.append(Skipped(relative.as_posix(), _OUTSIDE))
+            continue
         if real.is_dir():
-            for file in documents_under(gate, path, root, include):
+            for file in documents_under(gate, path, root, include, batch.result.skipped):
                 batch.add_file(file)
             batch.remove_missing(relative.as_posix())
         elif real.is_file():
@@ -234,22 +243,46 @@ def reindex(
 
 
 def documents_under(
-    gate: FsGate, folder: Path, root: Path, include: Sequence[str] | None = None
+    gate: FsGate,
+    folder: Path,
+    root: Path,
+    include: Sequence[str] | None = None,
+    skipped: list[Skipped] | None = None,
 ) -> list[Path]:
     """The document files under `folder` (itself under `root`, which `include` globs are
     relative to), by relative path. Hidden files and folders are never listed, so a notes
     folder's `.git` costs nothing; every listing passes the gate (symlinks followed only
-    inside the grant), no folder is visited twice, and the walk is bounded like the gate's
-    own (`max_depth` folders deep, `max_entries` entries)."""
+    inside the grant, and here only inside `root`), no folder is visited twice, and the walk
+    is bounded like the gate's own (`max_depth` folders deep, `max_entries` entries).
+
+    What the walk leaves out is appended to `skipped` with the reason: a special file (a
+    FIFO, found by `lstat`, is never opened), a symlink leading outside `root` or the grant,
+    a symlink loop, a broken symlink, a folder reached again through a symlink, a folder that
+    cannot be read, a folder named like a document holding none (hidden entries, and files
+    the `include` globs leave out, are not mentioned)."""
+    bound = gate.check(root)  # a symlink leading out of the folder is not followed
+
+    def relative(path: Path) -> PurePosixPath:
+        return PurePosixPath(path.relative_to(root).as_posix())
+
+    def skip(path: Path, reason: str, *, is_dir: bool = False) -> None:
+        rel = relative(path)
+        shown = is_dir or include is None or _matches(rel, include)
+        if skipped is not None and not _hidden(rel) and shown:
+            skipped.append(Skipped(rel.as_posix(), reason))
+
     found: list[Path] = []
+    named: list[Path] = []  # folders named like documents, reported when they hold none
     seen: set[Path] = set()
     entries = 0
     stack = [(folder, 0)]
-    while stack:
-        current, depth = stack.pop()
+    linked: list[tuple[Path, int]] = []  # symlinked folders: walked after the plain ones
+    while stack or linked:
+        current, depth = stack.pop() if stack else linked.pop()
         real = gate.check(current)
         if real in seen:
-            continue  # reached again through a symlink
+            skip(current, _WALKED, is_dir=True)  # reached again through a symlink
+            continue
         seen.add(real)
         if depth > gate.max_depth:
             raise KnowledgeError(
@@ -257,8 +290,15 @@ def documents_under(
                 "deepest a knowledge folder is walked",
                 path=str(folder),
             )
-        listing = gate.list_dir(current)
-        entries += len(listing)
+        left_out: list[FsLeftOut] = []
+        try:
+            listing = gate.list_dir(current, left_out=left_out)
+        except FsRefusedError:
+            if current == folder or os.access(real, os.R_OK | os.X_OK):
+                raise
+            skip(current, _UNREADABLE, is_dir=True)
+            continue
+        entries += len(listing) + len(left_out)
         if entries > gate.max_entries:
             raise KnowledgeError(
                 f"folder {str(folder)!r} holds more than {gate.max_entries} files and folders "
@@ -266,14 +306,37 @@ def documents_under(
                 "or narrow it with include globs",
                 path=str(folder),
             )
+        for dropped in left_out:
+            skip(dropped.path, dropped.reason)
         for entry in listing:
             if entry.name.startswith("."):
                 continue
-            if entry.is_dir:
-                stack.append((entry.path, depth + 1))
-            elif wanted(PurePosixPath(entry.path.relative_to(root).as_posix()), include):
+            if entry.target is not None and not _inside(entry.target, bound):
+                skip(entry.path, _OUTSIDE, is_dir=entry.is_dir)
+            elif entry.is_dir:
+                (stack if entry.target is None else linked).append((entry.path, depth + 1))
+                if format_of(entry.path) is not None:
+                    named.append(entry.path)
+            elif wanted(relative(entry.path), include):
                 found.append(entry.path)
+    for path in named:
+        if not any(file.is_relative_to(path) for file in found):
+            skip(path, "a folder named like a document, holding no documents", is_dir=True)
     return sorted(found, key=lambda p: p.relative_to(root).as_posix())
+
+
+_OUTSIDE = "a symlink that leads outside the folder (not followed)"
+_WALKED = "a symlink to a folder walked already (a loop; not followed again)"
+_UNREADABLE = "unreadable (permission denied)"
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or path.is_relative_to(folder)
+
+
+def _matches(relative: PurePosixPath, include: Sequence[str]) -> bool:
+    text = relative.as_posix()
+    return any(fnmatchcase(text, pattern) for pattern in include)
 
 
 def _kinds() -> str:
@@ -322,7 +385,8 @@ class _Batch:
         try:
             data = self.gate.read_bytes(file, fmt.max_bytes + 1)
         except StepFailure as exc:  # gone, or swapped for a symlink, since the walk saw it
-            self.result.skipped.append(Skipped(relative, exc.message))
+            readable = not file.exists() or os.access(file, os.R_OK)
+            self.result.skipped.append(Skipped(relative, exc.message if readable else _UNREADABLE))
             return
         digest = hashlib.sha256(data).hexdigest()
         before = self.stored.get(relative)
@@ -363,6 +427,7 @@ class _Batch:
                 self.remove(doc_path)
 
     def commit(self) -> IngestResult:
+        self.result.skipped.sort(key=lambda skipped: skipped.path)
         if self.writes:
             self.result.collection_created = not _exists(self.slice, self.collection)
             self.result.generation = _commit(

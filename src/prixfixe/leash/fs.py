@@ -33,8 +33,12 @@ CONTRACT (the signatures below are what the rest of prixfixe uses):
   reached twice named once (`(st_dev, st_ino)`), so symlink loops end. Bounds: `max_entries`
   entries looked at in all, `max_depth` components after the first wildcard; past either,
   `FsRefusedError`.
-- `FsGate.list_dir(path, *, step="") -> list[FsEntry]`: one directory's entries (by name),
-  under the same rules as `walk` (bounded by `max_entries`).
+- `FsGate.list_dir(path, *, step="", left_out=None) -> list[FsEntry]`: one directory's
+  entries (by name), under the same rules as `walk` (bounded by `max_entries`); an entry
+  reached through a symlink carries its checked real `target`. Given a `left_out` list, each
+  entry dropped is appended to it as an `FsLeftOut` with the reason (a FIFO, socket or device,
+  found by `lstat` and never opened; a symlink loop, a broken symlink, one leading outside the
+  grant or to a special file, never followed), so a caller can say what it did not read.
 - `FsGate.read_bytes(path, limit, *, step="") -> bytes`: a checked, existing path read for at
   most `limit` bytes (a missing one is a `StepFailure` of kind `not-found`, as for `walk`
   and `list_dir`). It is opened component by component from its granted root with
@@ -184,6 +188,17 @@ class FsEntry:
     name: str
     path: Path
     is_dir: bool
+    #: For an entry that is a symlink, the real path it leads to (checked); else None.
+    target: Path | None = None
+
+
+@dataclass(frozen=True)
+class FsLeftOut:
+    """An entry `list_dir` dropped (never opened, nor followed), and why."""
+
+    name: str
+    path: Path
+    reason: str
 
 
 class FsGate:
@@ -356,12 +371,21 @@ class FsGate:
     # -- listing ----------------------------------------------------------------------------
 
     def _entries(
-        self, fd: int, real: Path, counter: list[int], *, shown: str, step: str
+        self,
+        fd: int,
+        real: Path,
+        counter: list[int],
+        *,
+        shown: str,
+        step: str,
+        dropped: Callable[[str, str], None] | None = None,
     ) -> list[tuple[str, os.stat_result, Path | None]]:
         """The entries of the open directory `fd` (really `real`), sorted by name, that are
         regular files, directories, or symlinks whose target passes `check` (with that
-        target's real path); special files and refused or dangling symlinks are dropped.
-        `counter[0]` counts entries across a whole walk. (Its open was announced.)"""
+        target's real path); special files and refused or dangling symlinks are dropped, each
+        told to `dropped(name, reason)` when given. `counter[0]` counts entries across a whole
+        walk. (Its open was announced.)"""
+        drop = dropped or (lambda name, reason: None)
         raw: list[os.DirEntry[str]] = []
         with os.scandir(fd) as it:
             for entry in it:
@@ -382,19 +406,42 @@ class FsGate:
                 st = entry.stat(follow_symlinks=False)
             except OSError:
                 continue  # gone since listed
-            if st.st_dev in _special_devices():
-                continue  # a /proc, /sys or /dev mounted inside the root
-            if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
+            tree = _special_devices().get(st.st_dev)
+            if tree is not None:  # a /proc, /sys or /dev mounted inside the root
+                drop(entry.name, f"on the {tree} file system, which is never read")
+            elif stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
                 kept.append((entry.name, st, None))
-            elif stat.S_ISLNK(st.st_mode):
+            elif not stat.S_ISLNK(st.st_mode):  # known by lstat alone: a FIFO is never opened
+                drop(entry.name, f"{_kind(st.st_mode)}, not a file or folder (never opened)")
+            else:
                 try:
                     target = self.check(real / entry.name, step=step)
                     target_st = os.stat(target)
                 except (FsRefusedError, OSError):
-                    continue  # escapes the grant, is special, loops or dangles
+                    # escapes the grant, is special, loops or dangles
+                    drop(entry.name, self._link_problem(real / entry.name))
+                    continue
                 if stat.S_ISREG(target_st.st_mode) or stat.S_ISDIR(target_st.st_mode):
                     kept.append((entry.name, target_st, target))
+                else:  # swapped for a special file since checked
+                    drop(entry.name, "a symlink to a special file (not followed)")
         return kept
+
+    def _link_problem(self, link: Path) -> str:
+        """Why the symlink `link` (refused by `check`) is not followed, in a few words."""
+        try:
+            real = os.path.realpath(link, strict=True)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                return "a symlink loop"
+            if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+                return "a broken symlink (what it points to does not exist)"
+            return f"a symlink that cannot be resolved ({exc.strerror or exc})"
+        if _special_tree(real) is None and not any(
+            _inside(real, str(root)) for root in self.grant.roots()
+        ):
+            return "a symlink that leads outside the file grant (not followed)"
+        return "a symlink to a special file (not followed)"
 
     def _folder(self, path: str | Path, *, step: str) -> Path:
         real, st = self._existing(path, step=step)
@@ -402,16 +449,26 @@ class FsGate:
             raise self._refuse(os.fspath(path), "is not a folder", step=step, real=str(real))
         return real
 
-    def list_dir(self, path: str | Path, *, step: str = "") -> list[FsEntry]:
+    def list_dir(
+        self, path: str | Path, *, step: str = "", left_out: list[FsLeftOut] | None = None
+    ) -> list[FsEntry]:
         real = self._folder(path, step=step)
         shown = os.fspath(path)
+        base = Path(path)
+
+        def dropped(name: str, reason: str) -> None:
+            if left_out is not None:
+                left_out.append(FsLeftOut(name, base / name, reason))
+
         fd = self._open(real, os.O_RDONLY | _O_DIRECTORY, shown=shown, step=step)
         try:
-            entries = self._entries(fd, real, [0], shown=shown, step=step)
+            entries = self._entries(fd, real, [0], shown=shown, step=step, dropped=dropped)
         finally:
             os.close(fd)
-        base = Path(path)
-        return [FsEntry(name, base / name, stat.S_ISDIR(s.st_mode)) for name, s, _ in entries]
+        return [
+            FsEntry(name, base / name, stat.S_ISDIR(s.st_mode), target)
+            for name, s, target in entries
+        ]
 
     def walk(self, root: str | Path, pattern: str, *, step: str = "") -> Iterator[Path]:
         # Checked now, so a refusal is raised by the call, not by the first next().

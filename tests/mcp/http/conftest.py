@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -19,6 +20,8 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+
+from tests.readiness import Deadline
 
 ROOT = Path(__file__).resolve().parents[3]
 READY = "prixfixe: serving MCP on "
@@ -32,6 +35,8 @@ class Served:
     url: str
     lines: list[str] = field(default_factory=list)
     _queue: queue.Queue[str | None] = field(default_factory=queue.Queue)
+    #: The pump reached the end of its stderr (it queues None there).
+    _eof: bool = False
 
     @property
     def base(self) -> str:
@@ -47,14 +52,32 @@ class Served:
         self._drain()
         return len(self.lines)
 
+    def stderr_with(self, text: str, since: int = 0, seconds: float = 30) -> str:
+        """`stderr(since)` once a line containing `text` is among it: a line the server has
+        written may not have been read from its pipe yet (a loaded machine), so it is waited
+        for (bounded; then what there is, for the test's own assertion to report)."""
+        end = time.monotonic() + seconds
+        self._drain()
+        while not any(text in line for line in self.lines[since:]):
+            left = end - time.monotonic()
+            if left <= 0 or self._eof:
+                break
+            self._next_line(min(left, 0.1))
+        return "\n".join(self.lines[since:])
+
     def _drain(self) -> None:
         while True:
             try:
                 line = self._queue.get_nowait()
             except queue.Empty:
                 return
-            if line is not None:
-                self.lines.append(line)
+            self._take(line)
+
+    def _take(self, line: str | None) -> None:
+        if line is None:
+            self._eof = True
+        else:
+            self.lines.append(line)
 
     async def wait_for_line(self, text: str, seconds: float = 30) -> str:
         """The first stderr line containing `text`, waiting for it (bounded) if need be."""
@@ -77,15 +100,18 @@ class Served:
             line = self._queue.get(timeout=timeout)
         except queue.Empty:
             return None
-        if line is not None:
-            self.lines.append(line)
+        self._take(line)
         return line
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 30) -> int:
         if self.process.poll() is None:
             self.process.send_signal(sig)
         code = self.process.wait(timeout=timeout)
-        self._drain()
+        # What it wrote before exiting may still be in its pipe: read it to the end (the pump
+        # thread queues None there), bounded (a child still holding the pipe delays its end).
+        end = time.monotonic() + min(timeout, 5.0)
+        while not self._eof and time.monotonic() < end:
+            self._next_line(end - time.monotonic())
         return code
 
 
@@ -131,9 +157,13 @@ def start(
     )
 
 
-def wait_ready(process: subprocess.Popen[str], timeout: float = 30, ready: str = READY) -> Served:
-    """Read stderr until the ready line, the one starting with `ready` (bounded); the URL is
-    on it (`prixfixe web`'s names the page's)."""
+def wait_ready(
+    process: subprocess.Popen[str], ready: str = READY, deadline: Deadline | None = None
+) -> Served:
+    """Read stderr until the ready line, the one starting with `ready`; the URL is on it
+    (`prixfixe web`'s names the page's). Bounded by `deadline` (`tests.readiness`: a floor,
+    then a bound measured against this machine's speed at the time), not a fixed guess."""
+    deadline = deadline or Deadline()
     lines: queue.Queue[str | None] = queue.Queue()
 
     def pump() -> None:
@@ -146,10 +176,12 @@ def wait_ready(process: subprocess.Popen[str], timeout: float = 30, ready: str =
     seen: list[str] = []
     while True:
         try:
-            line = lines.get(timeout=timeout)
+            line = lines.get(timeout=deadline.left())
         except queue.Empty:
+            if process.poll() is None and deadline.extend():
+                continue
             process.kill()
-            raise AssertionError(f"server not ready in {timeout}s: {seen}") from None
+            raise AssertionError(f"server not ready {deadline.describe()}: {seen}") from None
         if line is None:
             raise AssertionError(f"server exited ({process.wait()}): {seen}")
         seen.append(line)
