@@ -95,7 +95,7 @@ def test_a_full_word_cache_is_replaced_and_analysis_gives_the_same_terms(
         ("load the photo holiday.png", ["load", "photo", "imag", "file", "png"]),
         ("find *.csv under ~/projects", ["find", "file", "csv", "path"]),
         ("make a folder called reports/2026", ["make", "folder", "call", "path"]),
-        ("what do 17 and 25 add up to", ["number", "number", "add"]),
+        ("what do 17 and 25 add up to", ["17", "25", "add"]),  # numbers stay as written
         ("commit it with the message 'update docs'", ["commit", "messag"]),
         ("fetch https://example.org/a?b=1 now", ["fetch", "url"]),
     ],

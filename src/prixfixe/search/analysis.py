@@ -219,7 +219,8 @@ def synonyms(term: str) -> frozenset[str]:
 # pointed at the knowledge base's note tools, "update docs" in a commit message at its update
 # tool. What a value says is its type, so the ranker reads the type instead: a file name is
 # "file" and its extension (with "image", "audio", "video" or "archive" where the extension
-# says so), a path "path", a URL "url", a number "number"; quoted text is dropped.
+# says so), a path "path", a URL "url"; quoted text is dropped. Numbers stay as written: the
+# index counts one only when some tool's text holds it ("batch 417"), as a name part may.
 
 _URL_RE = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.[^\s/]+\.\S+", re.IGNORECASE)
 _QUOTED_RE = re.compile(
@@ -229,7 +230,6 @@ _QUOTED_RE = re.compile(
 #: extension that ends the word ("git.git_status" and "e.g." are not file names).
 _FILE_RE = re.compile(r"(?<![\w/.])(?:[\w.~*-]*/)*[\w*][\w*-]*\.([A-Za-z0-9]{1,8})\b(?![.\w])")
 _PATH_RE = re.compile(r"(?<![\w/])(?:~|\.{1,2})?(?:/[\w.*-]+)+/?|(?<![\w/])[\w.-]+(?:/[\w.*-]+)+/?")
-_NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?(?![\w.])")
 
 
 def _file_words(match: re.Match[str]) -> str:
@@ -247,5 +247,4 @@ def request_text(query: str) -> str:
     out = _QUOTED_RE.sub(" ", out)
     out = _FILE_RE.sub(_file_words, out)
     out = _PATH_RE.sub(" path ", out)
-    out = _NUMBER_RE.sub(" number ", out)
     return out if out.strip() else query
