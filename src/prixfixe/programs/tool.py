@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from prixfixe.declarations.hookspecs import hookimpl
 from prixfixe.declarations.tool import Tool, ToolContext, ToolResult
+from prixfixe.errors import ToolRefusedError
 from prixfixe.programs.runner import PROGRAM_TOOL, CallRecord, ProgramOutcome, run_program
 from prixfixe.programs.runner import value_text as _value_text
 
@@ -34,9 +35,9 @@ class ProgramLimits(BaseModel):
 class ProgramInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    # Its length is checked by the handler: a validation error would quote the whole code.
     code: str = Field(
         min_length=1,
-        max_length=MAX_CODE_CHARS,
         description="Python; await call_tool(name, arguments); the last expression is returned.",
     )
     limits: ProgramLimits | None = Field(
@@ -135,6 +136,12 @@ def outcome_data(outcome: ProgramOutcome) -> ProgramOutput:
 
 
 async def program_run(ctx: ToolContext, args: ProgramInput) -> ToolResult:
+    if len(args.code) > MAX_CODE_CHARS:
+        raise ToolRefusedError(
+            f"code is {len(args.code)} characters; a program is at most {MAX_CODE_CHARS}: "
+            "write a shorter one (loop over calls rather than spelling each out)",
+            limit=MAX_CODE_CHARS,
+        )
     programs = ctx.app.programs
     asked = args.limits.model_dump() if args.limits is not None else {}
     limits = programs.limits.lowered(asked)
