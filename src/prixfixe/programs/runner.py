@@ -196,6 +196,10 @@ async def run_program(
     door = _Door(host, request, limits)
     printed = _Printed()
     outcome = ProgramOutcome(calls=door.calls)
+    available = host.programs.availability()
+    if not available.ok:  # the sandbox's module is not even imported then
+        outcome.failure = ProgramFailure("unavailable", available.message)
+        return outcome
     failure: ProgramFailure | None = None
     value: Any = None
     with anyio.move_on_after(limits.timeout_seconds) as scope:
