@@ -94,7 +94,8 @@ async def test_an_endless_loop_stops_at_the_time_limit(probed: Probed) -> None:
     assert result.is_error
     assert result.structured_content["error"]["kind"] == "timeout"  # type: ignore[index]
     assert "time limit of 1 s (timeout_seconds)" in text_of(result)
-    assert not after.is_error and after.structured_content["value"] == 2  # type: ignore[index]
+    assert not after.is_error
+    assert after.structured_content["value"] == 2
 
 
 async def test_a_program_waiting_on_a_tool_stops_at_the_wall_time(probed: Probed) -> None:
@@ -158,7 +159,8 @@ async def test_a_big_value_is_cut_with_a_note_of_what_was_left_out(probed: Probe
     )
     assert f"[cut: kept {kept} of 5000 list items" in text_of(listed)
     text = long.structured_content
-    assert text["truncated"] and "of 25000 characters" in text["note"]  # type: ignore[index]
+    assert text["truncated"]
+    assert "of 25000 characters" in text["note"]
 
 
 async def test_limits_may_only_be_lowered(probed: Probed) -> None:
@@ -170,9 +172,7 @@ async def test_limits_may_only_be_lowered(probed: Probed) -> None:
         result
     )
     assert too_long.is_error
-    assert text_of(too_long).startswith(
-        "code is 24000 characters; a program is at most 20000"
-    )
+    assert text_of(too_long).startswith("code is 24000 characters; a program is at most 20000")
     assert "x = 1" not in text_of(too_long)  # the code is not echoed back
 
 
@@ -212,13 +212,16 @@ async def test_a_file_outside_the_grant_is_refused_by_the_gate_and_not_opened(
     observe_opens(opened.append)
     try:
         async with client(probed()) as connected:
-            result = await run(connected, f"await call_tool('probe_read', {{'path': {str(secret)!r}}})")
+            result = await run(
+                connected, f"await call_tool('probe_read', {{'path': {str(secret)!r}}})"
+            )
             direct = await connected.call_tool(
                 "tool_invoke", {"name": "probe_read", "arguments": {"path": str(secret)}}
             )
     finally:
         unobserve_opens(opened.append)
-    assert result.is_error and direct.is_error
+    assert result.is_error
+    assert direct.is_error
     assert opened == []
     assert "the-file-content-must-not-leak" not in result.model_dump_json()
     assert text_of(direct) in text_of(result)  # the gate's own refusal, word for word
@@ -231,7 +234,11 @@ async def test_an_ungranted_host_is_refused_and_not_reached(probed: Probed) -> N
     listener.setblocking(False)
     port = listener.getsockname()[1]
     reached: list[tuple[str, int]] = []
-    observe_connections(lambda host, p: reached.append((host, p)))
+
+    def seen(host: str, at: int) -> None:
+        reached.append((host, at))
+
+    observe_connections(seen)
     try:
         async with client(probed()) as connected:
             code = f"await call_tool('probe_fetch', {{'url': 'http://127.0.0.1:{port}/'}})"
@@ -239,6 +246,7 @@ async def test_an_ungranted_host_is_refused_and_not_reached(probed: Probed) -> N
         with pytest.raises(BlockingIOError):
             listener.accept()  # nobody connected
     finally:
+        unobserve_connections(seen)
         listener.close()
     assert result.is_error
     assert reached == []
@@ -319,12 +327,15 @@ async def test_max_calls_counts_a_programs_calls_as_direct_ones(
     )
     async with client(app, revision) as connected:
         result = await run(connected, code)  # this call is the first of three
-        after = await connected.call_tool("tool_invoke", {"name": "probe_greet", "arguments": {"name": "z"}})
+        after = await connected.call_tool(
+            "tool_invoke", {"name": "probe_greet", "arguments": {"name": "z"}}
+        )
     if revision == "legacy":
         value = result.structured_content["value"]  # type: ignore[index]
         assert value[:2] == ["hello 0", "hello 1"]
         assert value[2].startswith("probe_greet: the leash allows 3 tool calls per session")
-        assert after.is_error and "the leash allows 3 tool calls" in text_of(after)
+        assert after.is_error
+        assert "the leash allows 3 tool calls" in text_of(after)
     else:  # stateless: one count for the process, spent the same way
         value = result.structured_content["value"]  # type: ignore[index]
         assert value[:2] == ["hello 0", "hello 1"]
@@ -338,7 +349,8 @@ async def test_syntax_and_runtime_errors_give_their_line(probed: Probed) -> None
     async with client(probed()) as connected:
         syntax = await run(connected, "x = 1\ndef (:\n")
         runtime = await run(connected, "x = 1\ny = 2\nz = x / 0\n")
-    assert syntax.is_error and runtime.is_error
+    assert syntax.is_error
+    assert runtime.is_error
     assert syntax.structured_content["error"]["kind"] == "syntax"  # type: ignore[index]
     assert text_of(syntax).startswith("The program failed at line 2: ")
     assert text_of(runtime).startswith(
