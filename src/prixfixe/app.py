@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
     from prixfixe.knowledge.watch import FolderSync
+    from prixfixe.programs.sandbox import Programs
     from prixfixe.prompts.service import PromptService
     from prixfixe.resources.notify import Notifier
     from prixfixe.resources.service import ResourceService
@@ -127,6 +128,14 @@ class App:
         return Routines.load(self.config, self.registry.step_types, self.env, self.cwd)
 
     @cached_property
+    def programs(self) -> Programs:
+        """The program sandbox (`program_run`): nothing of it is imported or started until a
+        program runs; `serving` stops its workers when the server stops."""
+        from prixfixe.programs.sandbox import Programs
+
+        return Programs(self.config.model.programs)
+
+    @cached_property
     def finder(self) -> Finder:
         # Imported on first search: the ranker and its stemmer are not needed to start serving.
         from prixfixe.tools.finder import Finder
@@ -184,13 +193,21 @@ class App:
     async def serving(self, *, folders: bool = True) -> AsyncIterator[None]:
         """What runs while a server serves this app: its mounted servers' connections and,
         unless `folders` is false, its configured knowledge folders (ingested at start in a
-        worker thread, then watched)."""
+        worker thread, then watched); at the end, the program sandbox's workers stop, if a
+        program started them."""
         async with AsyncExitStack() as stack:
+            stack.push_async_callback(self._stop_programs)
             if self.config.model.servers:
                 await stack.enter_async_context(self.servers.running())
             if folders and self.config.model.knowledge.folders:
                 await stack.enter_async_context(self.knowledge_folders.running())
             yield
+
+    async def _stop_programs(self) -> None:
+        """Stop the program sandbox's workers, if a program ever started them."""
+        programs: Programs | None = self.__dict__.get("programs")
+        if programs is not None:
+            await programs.close()
 
     @cached_property
     def knowledge_folders(self) -> FolderSync:
@@ -440,6 +457,7 @@ class App:
                 "Call the listed tools directly. Many more are not listed: find one with "
                 "tool_search(query), learn its arguments with tool_describe(name), call it "
                 "with tool_invoke(name, arguments). "
+                f"{_PROGRAMS_LINE if self.exposure.reachable('programs') else ''}"
                 f"Facets: {self.exposure.describe()}. "
                 f"Today (at connection): {WEEKDAY_NAMES[now.weekday()]} {now.date()}, "
                 f"{clock.name}.",
@@ -484,6 +502,7 @@ class App:
         request: ServerRequestContext[Any] | None = None,
         *,
         redact: bool = True,
+        interactive: bool = True,
     ) -> types.CallToolResult | types.InputRequiredResult:
         """Validate and run one tool. Unknown or denied names raise; everything that goes
         wrong inside the call (bad arguments, a failing handler) is an `isError` result the
@@ -491,10 +510,13 @@ class App:
         that asks the client for input on 2026-07-28 ends with an `input_required` result.
         Every result passes the redactor: no registered secret value reaches the client.
         `redact=False` is for a tool handler returning the result as its own (`tool_invoke`):
-        the handler runs only inside `call_tool`, which redacts what it returns, once."""
+        the handler runs only inside `call_tool`, which redacts what it returns, once.
+        `interactive=False` (a program's call, `program_run`) asks the person nothing: a
+        missing argument gets the fallback error a client without elicitation gets, and the
+        handler's own `ctx.ask` is an error."""
         calling = _CALLING.set(request)  # what a routine's `mcp-query` steps count against
         try:
-            result = await self._call_tool(name, arguments, request)
+            result = await self._call_tool(name, arguments, request, interactive)
         finally:
             _CALLING.reset(calling)
         if redact and isinstance(result, types.CallToolResult):
@@ -506,6 +528,7 @@ class App:
         name: str,
         arguments: Any,
         request: ServerRequestContext[Any] | None,
+        interactive: bool = True,
     ) -> types.CallToolResult | types.InputRequiredResult:
         if name not in self.registry:
             await self.servers_ready(name)  # its server may still be reading its tool list
@@ -514,11 +537,22 @@ class App:
         try:
             model = self.config.model
             settled = await settle_arguments(
-                self, entry, arguments, request, model.mcp, model.servers
+                self,
+                entry,
+                arguments,
+                request,
+                model.mcp,
+                model.servers,
+                interactive=interactive,
             )
             if isinstance(settled, types.CallToolResult):
                 return settled  # invalid arguments, not asked for (or answered no)
-            context = ToolContext(app=self, request=settled.request, owner=entry.tool.owner)
+            context = ToolContext(
+                app=self,
+                request=settled.request,
+                owner=entry.tool.owner,
+                interactive=interactive,
+            )
             try:
                 return await call_plugin(
                     entry.tool.handler,
@@ -541,6 +575,8 @@ class App:
             return error_result(str(crash))
 
 
+#: The instructions' one line about programs (when their facet is reachable).
+_PROGRAMS_LINE = "Chain several calls in one step with program_run(code), a Python program. "
 #: The count key of requests that have no session (stateless HTTP).
 _STATELESS = object()
 #: The MCP request of the tool call running (None outside MCP).

@@ -311,6 +311,38 @@ class TimeConfig(BaseModel):
         return value
 
 
+class ProgramsConfig(BaseModel):
+    """`[programs]`: the limits every program `program_run` runs is held to (docs/programs.md).
+    A call may lower them for its own program (its `limits` argument), never raise them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    timeout_seconds: float = Field(
+        default=30,
+        gt=0,
+        le=3600,
+        description="Wall time of a whole program, its tool calls included.",
+    )
+    max_memory_mb: int = Field(
+        default=64, ge=1, le=16384, description="Heap memory a program may hold, in MiB."
+    )
+    max_calls: int = Field(
+        default=50, ge=1, le=10000, description="Tool calls one program may make."
+    )
+    max_result_tokens: int = Field(
+        default=2000,
+        ge=50,
+        le=200000,
+        description="cl100k tokens of the value a program returns; a larger value is cut.",
+    )
+    workers: int = Field(
+        default=2,
+        ge=1,
+        le=64,
+        description="Sandbox processes at most; more programs at once wait for one.",
+    )
+
+
 #: A configured knowledge folder's name: its collection's name unless `collection` says
 #: otherwise, so it follows the collection rule.
 KNOWLEDGE_NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
@@ -475,6 +507,7 @@ class ConfigModel(BaseModel):
     search: SearchConfig = Field(default_factory=SearchConfig)
     time: TimeConfig = Field(default_factory=TimeConfig)
     knowledge: KnowledgeConfig = Field(default_factory=KnowledgeConfig)
+    programs: ProgramsConfig = Field(default_factory=ProgramsConfig)
     servers: dict[Annotated[str, StringConstraints(pattern=SERVER_NAME_PATTERN)], ServerConfig] = (
         Field(
             default_factory=dict,

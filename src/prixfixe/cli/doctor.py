@@ -203,6 +203,9 @@ def _print_report(report: dict[str, Any], over: bool) -> None:
         f"{tl['tokens']['o200k_base']} (o200k_base)"
     )
     _print_servers(out, report["servers"])
+    programs = report["programs"]
+    colour = "green" if programs["available"] else "yellow"
+    out.print(f"[bold]Programs[/]: [{colour}]{escape(programs['line'])}[/]")
     res = report["resources"]
     out.print(
         f"[bold]Resources[/]: {plural(res['resources'], 'resource')} listed"

@@ -43,6 +43,7 @@ DEFAULT_PLUGINS: dict[str, str] = {
     "prixfixe.default_plugins.knowledge": "prixfixe.knowledge.plugin",
     "prixfixe.default_plugins.knowledge_tools": "prixfixe.knowledge.tools",
     "prixfixe.default_plugins.kb_search_steps": "prixfixe.knowledge.step",
+    "prixfixe.default_plugins.programs": "prixfixe.programs.tool",
 }
 
 

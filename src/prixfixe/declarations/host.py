@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from prixfixe.core.facets import Exposure
     from prixfixe.core.plugins import PluginInfo
     from prixfixe.core.registry import RegisteredTool, Registry
+    from prixfixe.programs.sandbox import Programs
     from prixfixe.resources.notify import Notifier
     from prixfixe.routines.service import Routines
     from prixfixe.store.api import Store
@@ -101,9 +102,21 @@ class Host(LogLevels, Protocol):
         request: ServerRequestContext[Any] | None = None,
         *,
         redact: bool = True,
+        interactive: bool = True,
     ) -> types.CallToolResult | types.InputRequiredResult:
         """Validate and run one tool, as `tools/call` does (`redact=False`: the caller
-        returns the result from a tool call of its own, which redacts it)."""
+        returns the result from a tool call of its own, which redacts it; `interactive=False`:
+        nothing is asked of the person, a missing argument gets the fallback error)."""
+        ...
+
+    async def count_call(self, request: ServerRequestContext[Any]) -> str | None:
+        """Count one tool call against `[leash] max_calls`; the refusal when it is spent."""
+        ...
+
+    @property
+    def programs(self) -> Programs:
+        """The program sandbox (`program_run`): its limits, and its pool, started on first
+        use."""
         ...
 
     async def read_resource_text(self, uri: str) -> str:

@@ -112,6 +112,10 @@ class Interactive:
 
     app: LogLevels
     request: ServerRequestContext[Any] | None
+    #: False when the call runs inside a program (`program_run`): nothing may be asked of
+    #: the person then (`supports` is false and `ask` an error), as for a client without
+    #: the capability.
+    interactive: bool = True
 
     @property
     def request_state(self) -> str | None:
@@ -132,7 +136,7 @@ class Interactive:
         """Whether the client declared the capability `request` needs."""
         import mcp_types as types
 
-        if self.request is None:
+        if self.request is None or not self.interactive:
             return False
         name = CAPABILITY[type(request)]
         wanted = types.ClientCapabilities.model_validate({name: {}})
@@ -148,6 +152,11 @@ class Interactive:
         now. A request whose capability the client did not declare is an error."""
         if self.request is None:
             raise PrixfixeError("this needs an MCP client to answer questions")
+        if not self.interactive:
+            raise PrixfixeError(
+                "this call runs inside a program, which cannot ask the person anything: "
+                "call the tool directly to be asked"
+            )
         lacking = sorted({CAPABILITY[type(r)] for r in requests.values() if not self.supports(r)})
         if _modern(self.request):
             answers = self.input_responses

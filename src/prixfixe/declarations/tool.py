@@ -46,6 +46,8 @@ class ToolContext(Interactive):
     app: Host
     request: ServerRequestContext[Any] | None = None
     owner: str = ""
+    #: False inside a program (`program_run`): the handler may not ask the person anything.
+    interactive: bool = True
 
     def slice(self) -> OwnerSlice:
         """The calling plugin's own store tables (blocking: use from a worker thread)."""

@@ -214,6 +214,9 @@ def doctor_report(
     store_path = app.home / STORE_FILENAME
     records_url, records_probe = _records_probe(app)
     grant = app.routines.gate.grant
+    from prixfixe.programs.sandbox import availability
+
+    programs = availability()  # imports pydantic-monty if installed; starts nothing
     return {
         "versions": {
             "prixfixe": __version__,
@@ -268,6 +271,12 @@ def doctor_report(
         },
         # From the configuration and the kept tool lists only: doctor starts no server.
         "servers": servers_section(app, listing_tokens["cl100k_base"]),
+        # Whether program_run can run here, and why not (the rest works either way).
+        "programs": {
+            "available": programs.ok,
+            "detail": programs.detail,
+            "line": programs.message,
+        },
         "registered_tools": len(app.registry),
         "resources": {
             # What `resources/list` shows; the others are served when read but not listed

@@ -14,7 +14,9 @@ at once when the client can ask its user (it declared `elicitation`) and the too
 An answer that still does not fit ends the call with the fallback below: the person is asked
 once, never in a loop. Declining or cancelling ends it with an error saying so; nothing runs.
 
-Everything else — a client without elicitation, a tool that may not ask (`Tool.ask=False`,
+Everything else — a client without elicitation, a call from inside a program
+(`program_run`: a program cannot stop to ask, see docs/programs.md), a tool that may not ask
+(`Tool.ask=False`,
 `[mcp] never_ask`, `[mcp] ask_for_arguments = false`, the discovery trio), a field a form
 cannot hold (an object, an array, a nested field), a wrong type or an unexpected argument —
 gets the fallback: an `isError` result whose text and structured data name each problem's
@@ -183,14 +185,19 @@ async def settle_arguments(
     request: ServerRequestContext[Any] | None,
     settings: McpConfig,
     servers: Mapping[str, ServerConfig] | None = None,
+    *,
+    interactive: bool = True,
 ) -> Settled | types.CallToolResult:
     """Valid arguments for `entry` (asking the person for what is missing when it may, and
     for a mounted tool what `servers` allows), or the `isError` result that ends the call.
-    Raises `InputRequired` to end a 2026-07-28 round with the form."""
+    Raises `InputRequired` to end a 2026-07-28 round with the form. `interactive=False` (a
+    call from inside a program) never asks: such a call gets the fallback, as from a client
+    without elicitation."""
     server = mounted_server(entry)
     config = (servers or {}).get(server) if server is not None else None
     asking = (
-        request is not None
+        interactive
+        and request is not None
         and may_ask(entry, settings)
         and (server is None or (config is not None and config.ask_for_arguments is not False))
     )
