@@ -399,9 +399,9 @@ def _fail_if_left_out(report: CopyReport) -> None:
     raise PrixfixeError(
         f"the copy left out {plural(records, 'record')} and "
         f"{plural(report.history_left_out, 'history entry', 'history entries')} of "
-        f"{report.source} that cannot be read (each named in the report; `prixfixe doctor` lists them too); "
-        "everything else was copied and verified. To copy them, repair the file and copy "
-        f"again (their ids are kept free): {recovery_advice(report.source)}"
+        f"{report.source} that cannot be read (each named in the report; `prixfixe doctor` "
+        "lists them too); everything else was copied and verified. To copy them, repair the "
+        "file and copy again (their ids are kept free): " + recovery_advice(report.source)
     )
 
 
