@@ -338,3 +338,135 @@ async def test_through_mcp_a_damaged_close_reason_is_a_clear_error_not_a_raw_one
     err = capfd.readouterr().err
     assert "Traceback" not in err
     assert "Could not decode" not in err
+
+
+# -- a damaged record's sort value is not UTF-8 -------------------------------------------------
+
+#: Record 2's body with its indexed `due` field's bytes not UTF-8 (the text is sound).
+DUE_NOT_UTF8 = b'{"text":"r2","due":"2026-01-0\xff"}'
+#: For each damaged field, the order_by values that sort by it (due is indexed, text is not).
+SORTED_BY = {"text": ["text", "-text"], "due": ["due", "-due"]}
+
+
+def sort_value_not_utf8(path: Path, field: str) -> None:
+    """Records 1-5 (texts r1..r5, due 2026-01-01..05), record 2's `field` not UTF-8: sorting by
+    it makes SQLite hand back that field's bytes as the page's sort value."""
+    _fill(path)
+    raw = NOT_UTF8 if field == "text" else DUE_NOT_UTF8
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute("UPDATE records SET body = CAST(? AS TEXT) WHERE id = 2", (raw,))
+        conn.commit()
+
+
+@pytest.mark.parametrize(
+    ("field", "order_by"), [(f, o) for f, orders in SORTED_BY.items() for o in orders]
+)
+@pytest.mark.parametrize("limit", [1, 2, 3, 5])
+def test_sorting_by_a_value_that_is_not_utf8_serves_every_other_record_page_by_page(
+    db_path: Path, field: str, order_by: str, limit: int
+) -> None:
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    sort_value_not_utf8(db_path, field)
+    store = SQLiteStore.open(db_path, KINDS)
+    try:
+        expected = [1, 3, 4, 5] if not order_by.startswith("-") else [5, 4, 3, 1]
+        seen: list[int] = []
+        skipped: list[int] = []
+        cursor = None
+        for _ in range(10):
+            page = store.query("reminder", order_by=order_by, limit=limit, cursor=cursor)
+            seen += [r.id for r in page.records]
+            skipped += [d.id for d in page.damaged]
+            assert all("its body is not UTF-8 (byte 0xff" in d.problem for d in page.damaged)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        assert seen == expected  # in order, none skipped or repeated
+        assert skipped == [2]
+    finally:
+        store.close()
+
+
+def test_a_cursor_holding_a_sort_value_that_is_not_utf8_still_seeks_the_index(
+    db_path: Path,
+) -> None:
+    """The page ending on the damaged record: its cursor carries the value's bytes; the next
+    page's plan is the one a sound value gets (seeks on kind:reminder.due)."""
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    sort_value_not_utf8(db_path, "due")
+    store = SQLiteStore.open(db_path, KINDS)
+    try:
+        first = store.query("reminder", order_by="-due", limit=1)
+        assert [d.id for d in first.damaged] == [2]
+        assert first.records == []
+        assert first.next_cursor is not None
+        damaged_plan = store.explain("reminder", order_by="-due", cursor=first.next_cursor)
+        sound = store.query("reminder", order_by="-due", limit=2)  # ends on record 5, sound
+        assert sound.next_cursor is not None
+        sound_plan = store.explain("reminder", order_by="-due", cursor=sound.next_cursor)
+        assert damaged_plan == sound_plan
+        assert any("USING INDEX kind:reminder.due (<expr><?)" in line for line in damaged_plan)
+        rest = store.query("reminder", order_by="-due", cursor=first.next_cursor)
+        assert [r.id for r in rest.records] == [5, 4, 3, 1]
+    finally:
+        store.close()
+
+
+@pytest.mark.anyio
+async def test_through_mcp_sorting_by_a_value_that_is_not_utf8_serves_the_rest(
+    make_app: AppFactory, db_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    from mcp import Client
+
+    from prixfixe.mcp.server import build_server
+
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    sort_value_not_utf8(db_path, "text")
+    app = make_app()
+    try:
+        async with Client(build_server(app)) as client:
+            seen: list[int] = []
+            skipped: list[int] = []
+            texts: list[str] = []
+            args: dict[str, Any] = {"kind": "reminder", "order_by": "text", "limit": 1}
+            for _ in range(10):
+                result = await client.call_tool("store_query", args)
+                assert result.is_error is False, result.content[0].text
+                text = result.content[0].text
+                texts.append(text)
+                assert "Could not decode" not in text
+                data = result.structured_content
+                assert data is not None
+                seen += [r["id"] for r in data["records"]]
+                skipped += [d["id"] for d in data["damaged"]]
+                if data["next_cursor"] is None:
+                    break
+                args = {**args, "cursor": data["next_cursor"]}
+            assert seen == [1, 3, 4, 5]
+            assert skipped == [2]
+            assert any("Left out, damaged: reminder 2 (its body is not UTF-8" in t for t in texts)
+            # The kind's records as resources: the damaged one is a clear error, the rest read.
+            good = await client.read_resource("prixfixe://store/reminder/3")
+            assert json.loads(good.contents[0].text)["record"]["text"] == "r3"
+    finally:
+        app.close_store()
+    err = capfd.readouterr().err
+    assert "Traceback" not in err
+    assert "Could not decode" not in err
+
+
+def test_a_cursor_carries_a_sort_value_that_is_not_utf8_as_its_bytes() -> None:
+    from prixfixe.errors import InvalidCursorError
+    from prixfixe.store.cursor import _b64, _mac, decode_cursor, encode_cursor
+    from prixfixe.store.query import parse_query
+
+    secret = b"s" * 32
+    spec = parse_query(KINDS["reminder"], None, "text", False)
+    cursor = encode_cursor(secret, spec, b"caf\xff\xfe", 2)
+    assert decode_cursor(secret, spec, cursor) == (b"caf\xff\xfe", 2)
+    assert decode_cursor(secret, spec, encode_cursor(secret, spec, "caf", 2)) == ("caf", 2)
+    # Signed but not hex (no cursor the store issues): refused by name, not a raw error.
+    payload = json.dumps({"k": "reminder", "q": spec.fingerprint(), "v": None, "t": 7, "i": 2})
+    forged = f"{_b64(payload.encode())}.{_b64(_mac(secret, payload.encode()))}"
+    with pytest.raises(InvalidCursorError, match="malformed cursor"):
+        decode_cursor(secret, spec, forged)

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import psycopg
@@ -321,3 +324,146 @@ def test_a_file_from_an_older_version_is_left_alone_and_the_error_says_to_migrat
     message = " ".join(result.stderr.split())
     assert f"PRIXFIXE_HOME={tmp_path} prixfixe store migrate" in message
     assert _digest(path) == before
+
+
+# -- a file holding damaged records ------------------------------------------------------------
+
+
+def _damaged_source(path: Path) -> dict[str, int]:
+    """Reminders 1-5 in a real file, each damage of the store made in it: record 1's first
+    kept version (history) not JSON, 2's body not JSON (overwritten in the file), 4's close
+    reason not UTF-8, 5's body not UTF-8. Returns the generations that matter."""
+    import sqlite3
+    from contextlib import closing
+
+    from tests.store.test_damaged_records import NOT_UTF8, with_history
+
+    gens = with_history(path)  # record 1: updated twice, closed; record 2's text is PATCHME
+    store = SQLiteStore.open(path, KINDS)
+    try:
+        closed_4 = store.close_record("reminder", 4, "done").generation
+        updated_5 = store.put("reminder", {"text": "r5 again", "due": "2026-01-05"}, 5).generation
+        generation = store.generation()
+    finally:
+        store.close()
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute(
+            "UPDATE history SET body = CAST('<<<<' AS TEXT) WHERE record = 1 AND gen = ?",
+            (gens[0],),
+        )
+        conn.execute(
+            "UPDATE records SET close_reason = CAST(? AS TEXT) WHERE id = 4", (b"do\xffne",)
+        )
+        conn.execute("UPDATE records SET body = CAST(? AS TEXT) WHERE id = 5", (NOT_UTF8,))
+        conn.commit()
+    data = bytearray(path.read_bytes())  # record 2's body: not JSON, its b-tree sound
+    marker = b'{"text":"PATCHME'
+    at = data.index(marker)
+    data[at : at + len(marker)] = b"<" * len(marker)
+    assert marker not in data
+    path.write_bytes(bytes(data))
+    return {"history_1": gens[0], "closed_4": closed_4, "updated_5": updated_5, "gen": generation}
+
+
+def _copy_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PRIXFIXE_")}
+    return subprocess.run(
+        [sys.executable, "-m", "prixfixe", "store", "copy", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
+    )
+
+
+def test_copy_takes_everything_readable_and_names_each_damaged_record_and_version(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "store.sqlite3"
+    gens = _damaged_source(path)
+    before = _digest(path)
+
+    proc = _copy_cli(str(path), postgres_url)
+    out = " ".join(proc.stdout.split())
+    err = " ".join(proc.stderr.split())
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert "Could not decode" not in proc.stdout + proc.stderr
+    assert proc.returncode == 1, proc.stderr
+    assert "wrote 2 records, 2 history entries, 1 kind" in out
+    assert re.search(r"reminder\s+5\s+2\s+3", proc.stdout), proc.stdout
+    assert re.search(r"\(history\)\s+5\s+2\s+3", proc.stdout), proc.stdout
+    assert "reminder 2: its body is not JSON at offset 0" in out
+    assert (
+        "reminder 4: its close reason is not UTF-8 (byte 0xff at offset 2); "
+        "its 1 history entry with it" in out
+    )
+    assert (
+        "reminder 5: its body is not UTF-8 (byte 0xff at offset 12); "
+        "its 1 history entry with it" in out
+    )
+    assert (
+        f"reminder 1 (its version of generation {gens['history_1']}, in its history): "
+        "its body is not JSON at offset 0" in out
+    )
+    assert "left out 3 records and 3 history entries" in err
+    assert "everything else was copied and verified" in err
+    assert f"sqlite3 {path} .recover" in err
+    assert _digest(path) == before, "the file is only read"
+
+    target = PostgresStore.open(postgres_url, KINDS)
+    try:
+        page = target.query("reminder", include_closed=True)
+        assert [r.id for r in page.records] == [1, 3]
+        assert page.records[0].close_reason == "done"
+        history = target.history("reminder", 1)
+        assert [e.op for e in history] == ["update", "close"]
+        assert gens["history_1"] not in [e.gen for e in history]
+        assert target.generation() == gens["gen"]
+        # The left-out records' ids stay reserved: a later copy of a repaired file fits.
+        assert target.put("reminder", {"text": "new", "due": "2026-02-01"}).id == 6
+    finally:
+        target.close()
+
+    # Again: nothing to write, the same records named, still not a success.
+    again = _copy_cli(str(path), postgres_url, "--json")
+    assert again.returncode == 1
+    assert "Traceback" not in again.stdout + again.stderr
+    data = json.loads(again.stdout)
+    assert data["written"] == 0
+    assert [(d["kind"], d["id"], d["gen"], d["history"]) for d in data["left_out"]] == [
+        ("reminder", 1, gens["history_1"], 0),
+        ("reminder", 2, None, 0),
+        ("reminder", 4, None, 1),
+        ("reminder", 5, None, 1),
+    ]
+    assert "its body is not UTF-8" in data["left_out"][3]["problem"]
+    assert "left out 3 records and 3 history entries" in " ".join(again.stderr.split())
+
+
+def test_a_record_damaged_after_an_earlier_copy_is_named_not_taken_for_another_stores(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    import sqlite3
+    from contextlib import closing
+
+    from tests.store.test_damaged_records import NOT_UTF8, with_history
+
+    path = tmp_path / "store.sqlite3"
+    with_history(path)
+    assert _copy_cli(str(path), postgres_url).returncode == 0
+    copied = _rows(postgres_url, "SELECT id, body FROM records ORDER BY id")
+    with closing(sqlite3.connect(path)) as conn:  # damaged after it was copied
+        conn.execute("UPDATE records SET body = CAST(? AS TEXT) WHERE id = 5", (NOT_UTF8,))
+        conn.commit()
+
+    proc = _copy_cli(str(path), postgres_url)
+    out = " ".join(proc.stdout.split())
+    err = " ".join(proc.stderr.split())
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert "records of another store" not in err
+    assert "nothing to write" in out
+    assert "reminder 5: its body is not UTF-8 (byte 0xff at offset 12)" in out
+    assert "left out 1 record and 0 history entries" in err
+    assert _rows(postgres_url, "SELECT id, body FROM records ORDER BY id") == copied

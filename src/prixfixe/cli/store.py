@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -20,6 +20,9 @@ from prixfixe.cli._common import (
 )
 from prixfixe.errors import PrixfixeError
 from prixfixe.words import plural
+
+if TYPE_CHECKING:
+    from prixfixe.store.copy import CopyReport
 
 
 @click.group()
@@ -339,6 +342,7 @@ def store_copy(
     report = copy_store(sqlite_path, postgres_url, _password(password_env))
     if as_json:
         echo_json({**asdict(report), "written": report.written})
+        _fail_if_left_out(report)
         return
     click.echo(f"Copied {report.source} into {report.target}:")
     if report.written:
@@ -350,10 +354,20 @@ def store_copy(
         click.echo(f"  wrote {', '.join(made)}")
     else:
         click.echo("  nothing to write: the database already holds every record of the file")
-    rows = [("kind", "in the file", "in the database")]
-    rows += [(k.kind, str(k.source), str(k.target)) for k in report.kinds]
-    rows.append(("(history)", str(report.history_source), str(report.history_target)))
-    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    rows = [("kind", "in the file", "in the database", "left out" if report.left_out else "")]
+    rows += [
+        (k.kind, str(k.source), str(k.target), str(k.left_out) if report.left_out else "")
+        for k in report.kinds
+    ]
+    rows.append(
+        (
+            "(history)",
+            str(report.history_source),
+            str(report.history_target),
+            str(report.history_left_out) if report.left_out else "",
+        )
+    )
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
     click.echo("Verified by counts:")
     for row in rows:
         click.echo(
@@ -367,6 +381,27 @@ def store_copy(
     click.echo(
         "Not copied, by design: plugins' own tables (kept reports, the knowledge base; "
         f"owners: {owners}); ingest knowledge folders again to fill the database's."
+    )
+    if report.left_out:
+        click.echo("Not copied, damaged in the file (cannot be read):")
+        for d in report.left_out:
+            click.echo(f"  {d.text()}")
+    _fail_if_left_out(report)
+
+
+def _fail_if_left_out(report: CopyReport) -> None:
+    """Exit 1 when the copy left damaged records or versions out: the copy is not whole."""
+    from prixfixe.store.faults import recovery_advice
+
+    if not report.left_out:
+        return
+    records = sum(1 for d in report.left_out if d.gen is None)
+    raise PrixfixeError(
+        f"the copy left out {plural(records, 'record')} and "
+        f"{plural(report.history_left_out, 'history entry', 'history entries')} of "
+        f"{report.source} that cannot be read (each named in the report; `prixfixe doctor` "
+        "lists them too); everything else was copied and verified. To copy them, repair the "
+        "file and copy again (their ids are kept free): " + recovery_advice(report.source)
     )
 
 

@@ -13,6 +13,12 @@ records of another store (created before the file's generation, at ids the file 
 result is verified by counts inside the transaction (records per kind, history entries, each
 as in the file) before it commits.
 
+A record the file holds but that cannot be read (its body not UTF-8 or not a JSON object, its
+close reason not UTF-8: damage) is left out, with its history (the database's history needs
+its record), and so is a version in a record's history whose body or reason cannot be read;
+everything else is copied and verified, and the report names each left out (`left_out`), so a
+caller can say the copy was not whole. A left-out record's id stays reserved in the database.
+
 Plugins' own tables (kept reports, the knowledge base) are not copied, by design: reports
 start afresh in the database and the knowledge base fills again when its folders are ingested.
 """
@@ -32,6 +38,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from prixfixe.errors import StoreError, StoreFaultError
 from prixfixe.store import migrations as mig
 from prixfixe.store.api import CORE_OWNER, AppliedMigration
+from prixfixe.store.integrity import row_problem
 from prixfixe.store.postgres import CONNECT_TIMEOUT_S, PostgresStore, redacted
 
 _RECORD = (
@@ -49,12 +56,34 @@ _HISTORY = ("record", "gen", "op", "body", "schema_version", "prev_gen", "reason
 
 @dataclass(frozen=True)
 class KindCount:
-    """One kind's records: how many the file holds, and how many the database now holds
-    exactly as in the file (equal once verified)."""
+    """One kind's records: how many the file holds, how many the database now holds exactly
+    as in the file, and how many were left out as damaged (target + left_out = source once
+    verified)."""
 
     kind: str
     source: int
     target: int
+    left_out: int = 0
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """A record the file holds but that cannot be read (`gen` None), with `history` entries
+    of it left out with it; or one version in a record's history (`gen`) that cannot be."""
+
+    kind: str
+    id: int
+    gen: int | None
+    problem: str
+    history: int = 0
+
+    def text(self) -> str:
+        where = (
+            "" if self.gen is None else f" (its version of generation {self.gen}, in its history)"
+        )
+        entries = "entry" if self.history == 1 else "entries"
+        with_it = f"; its {self.history} history {entries} with it" if self.history else ""
+        return f"{self.kind} {self.id}{where}: {self.problem}{with_it}"
 
 
 @dataclass(frozen=True)
@@ -75,6 +104,10 @@ class CopyReport:
     not_copied: tuple[str, ...]
     #: Migrations opening the database applied (it is created on first use).
     applied: tuple[AppliedMigration, ...] = field(default=())
+    #: What the file holds but could not be read, so was not copied (records, then versions).
+    left_out: tuple[LeftOut, ...] = ()
+    #: History entries not copied: damaged versions and the history of left-out records.
+    history_left_out: int = 0
 
     @property
     def written(self) -> int:
@@ -85,9 +118,16 @@ class CopyReport:
 class _Source:
     generation: int
     kinds: list[tuple[Any, ...]]
+    #: The records and history entries that read, as the database takes them.
     records: list[tuple[Any, ...]]
     history: list[tuple[Any, ...]]
     owners: tuple[str, ...]
+    #: How many records of each kind, and history entries, the file holds (read or not).
+    counts: Counter[str] = field(default_factory=Counter)
+    history_count: int = 0
+    left_out: tuple[LeftOut, ...] = ()
+    #: The highest id the file holds (new records in the database take ids after it).
+    max_id: int = 0
 
 
 def copy_store(source: Path, url: str, password: str | None = None) -> CopyReport:
@@ -146,24 +186,30 @@ def read_source(path: Path) -> _Source:
                 f"a copy does not do (it only reads the file): run `PRIXFIXE_HOME={path.parent} "
                 "prixfixe store migrate` (with no store URL in force) first"
             )
-        data = _Source(
-            generation=int(conn.execute("SELECT value FROM generation").fetchone()[0]),
-            kinds=conn.execute(
-                "SELECT name, owner, schema_version FROM kinds"
-                " WHERE name IN (SELECT kind FROM records) ORDER BY name"
-            ).fetchall(),
-            records=conn.execute(
-                f"SELECT {', '.join(_RECORD)} FROM records ORDER BY id"
-            ).fetchall(),
-            history=conn.execute(
-                f"SELECT {', '.join(_HISTORY)} FROM history ORDER BY record, gen"
-            ).fetchall(),
-            owners=tuple(
-                str(r[0])
-                for r in conn.execute(
-                    "SELECT owner FROM meta WHERE key = 'prefix' ORDER BY owner"
-                ).fetchall()
-            ),
+        # Bodies and reasons as their bytes, decoded one row at a time: a damaged one is left
+        # out by name rather than failing the whole read.
+        records = conn.execute(
+            f"SELECT {', '.join(_blob(c) for c in _RECORD)} FROM records ORDER BY id"
+        ).fetchall()
+        history = conn.execute(
+            f"SELECT {', '.join(_blob(c) for c in _HISTORY)} FROM history ORDER BY record, gen"
+        ).fetchall()
+        data = _readable(
+            _Source(
+                generation=int(conn.execute("SELECT value FROM generation").fetchone()[0]),
+                kinds=conn.execute(
+                    "SELECT name, owner, schema_version FROM kinds"
+                    " WHERE name IN (SELECT kind FROM records) ORDER BY name"
+                ).fetchall(),
+                records=records,
+                history=history,
+                owners=tuple(
+                    str(r[0])
+                    for r in conn.execute(
+                        "SELECT owner FROM meta WHERE key = 'prefix' ORDER BY owner"
+                    ).fetchall()
+                ),
+            )
         )
         conn.execute("COMMIT")
     except sqlite3.Error as exc:
@@ -171,6 +217,64 @@ def read_source(path: Path) -> _Source:
     finally:
         conn.close()
     return data
+
+
+def _blob(column: str) -> str:
+    return f"CAST({column} AS BLOB)" if column in _TEXTS else column
+
+
+#: The columns whose stored text is decoded here (the rest are numbers and names).
+_TEXTS = frozenset({"body", "close_reason", "reason"})
+
+
+def _readable(raw: _Source) -> _Source:
+    """`raw` (bodies and reasons as bytes) with them decoded, and each record or history
+    version that cannot be decoded left out and named."""
+    kinds = {int(r[0]): str(r[1]) for r in raw.records}
+    records: list[tuple[Any, ...]] = []
+    damaged: dict[int, str] = {}
+    for r in raw.records:
+        problem = row_problem(
+            r[_RECORD.index("body")], r[_RECORD.index("close_reason")], "close reason"
+        )
+        if problem:
+            damaged[int(r[0])] = problem
+        else:
+            records.append(_decoded(r, _RECORD))
+    history: list[tuple[Any, ...]] = []
+    versions: list[LeftOut] = []
+    with_record: Counter[int] = Counter()
+    for h in raw.history:
+        record = int(h[0])
+        if record in damaged:
+            with_record[record] += 1
+            continue
+        problem = row_problem(h[_HISTORY.index("body")], h[_HISTORY.index("reason")], "reason")
+        if problem:
+            versions.append(LeftOut(kinds[record], record, int(h[1]), problem))
+        else:
+            history.append(_decoded(h, _HISTORY))
+    left_out = [
+        LeftOut(kinds[id_], id_, None, problem, with_record[id_])
+        for id_, problem in damaged.items()
+    ]
+    return replace(
+        raw,
+        records=records,
+        history=history,
+        counts=Counter(kinds.values()),
+        history_count=len(raw.history),
+        left_out=tuple(sorted(left_out + versions, key=lambda d: (d.id, d.gen or 0))),
+        max_id=max(kinds, default=0),
+    )
+
+
+def _decoded(row: tuple[Any, ...], columns: Sequence[str]) -> tuple[Any, ...]:
+    """A row whose texts are known to decode, with them as text."""
+    return tuple(
+        v.decode("utf-8") if c in _TEXTS and isinstance(v, bytes) else v
+        for c, v in zip(columns, row, strict=True)
+    )
 
 
 def _copy(conn: psycopg.Connection[Any], data: _Source, source: str, target: str) -> CopyReport:
@@ -220,10 +324,12 @@ def _copy(conn: psycopg.Connection[Any], data: _Source, source: str, target: str
     conn.execute(
         "UPDATE generation SET value = %s WHERE value < %s", (data.generation, data.generation)
     )
+    # Counting the file's left-out records too: their ids stay theirs, for a repaired copy.
     conn.execute(
         "SELECT setval(pg_get_serial_sequence('records', 'id'), m)"
-        " FROM (SELECT max(id) AS m FROM records) t WHERE m > coalesce("
-        "pg_sequence_last_value(pg_get_serial_sequence('records', 'id')::regclass), 0)"
+        " FROM (SELECT greatest(max(id), %s) AS m FROM records) t WHERE m > coalesce("
+        "pg_sequence_last_value(pg_get_serial_sequence('records', 'id')::regclass), 0)",
+        (data.max_id,),
     )
     kinds, history = _verify(conn, data, source, target)
     row = conn.execute("SELECT value FROM generation").fetchone()
@@ -237,9 +343,11 @@ def _copy(conn: psycopg.Connection[Any], data: _Source, source: str, target: str
         history_written=history_written,
         kinds_written=kinds_written,
         kinds=kinds,
-        history_source=len(data.history),
+        history_source=data.history_count,
         history_target=history,
         not_copied=data.owners,
+        left_out=data.left_out,
+        history_left_out=data.history_count - len(data.history),
     )
 
 
@@ -295,8 +403,9 @@ def _check(conn: psycopg.Connection[Any], data: _Source, source: str, target: st
         )
     other = conn.execute(
         "SELECT r.kind, r.id FROM records r WHERE r.created_gen <= %s"
-        " AND NOT EXISTS (SELECT 1 FROM copy_records s WHERE s.id = r.id) ORDER BY r.id LIMIT 1",
-        (data.generation,),
+        " AND NOT EXISTS (SELECT 1 FROM copy_records s WHERE s.id = r.id)"
+        " AND NOT r.id = ANY(%s) ORDER BY r.id LIMIT 1",  # the file's, left out as damaged
+        (data.generation, [d.id for d in data.left_out if d.gen is None]),
     ).fetchone()
     if other is not None:
         _conflict(
@@ -317,14 +426,16 @@ def _verify(
             f"SELECT s.kind, count(*) FROM copy_records s JOIN records r ON {same} GROUP BY s.kind"
         ).fetchall()
     )
-    here = Counter(str(r[1]) for r in data.records)
-    kinds = tuple(KindCount(k, n, int(there.get(k, 0))) for k, n in sorted(here.items()))
+    left = Counter(d.kind for d in data.left_out if d.gen is None)
+    kinds = tuple(
+        KindCount(k, n, int(there.get(k, 0)), left[k]) for k, n in sorted(data.counts.items())
+    )
     same = " AND ".join(f"h.{c} IS NOT DISTINCT FROM s.{c}" for c in _HISTORY)
     row = conn.execute(f"SELECT count(*) FROM copy_history s JOIN history h ON {same}").fetchone()
     history = int(row[0]) if row is not None else 0
-    short = [k for k in kinds if k.target != k.source]
+    short = [k for k in kinds if k.target + k.left_out != k.source]
     if short or history != len(data.history):
-        what = ", ".join(f"{k.kind}: {k.target} of {k.source}" for k in short) or (
+        what = ", ".join(f"{k.kind}: {k.target} of {k.source - k.left_out}" for k in short) or (
             f"history: {history} of {len(data.history)}"
         )
         raise StoreError(
@@ -353,4 +464,4 @@ def _fault(url: str, exc: psycopg.Error, message: str) -> NoReturn:
     ) from None
 
 
-__all__ = ["CopyReport", "KindCount", "copy_store", "read_source"]
+__all__ = ["CopyReport", "KindCount", "LeftOut", "copy_store", "read_source"]

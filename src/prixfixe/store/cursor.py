@@ -1,7 +1,8 @@
 """Opaque, signed keyset cursors.
 
 A cursor is `base64url(payload) "." base64url(mac)`, where the payload holds the kind, the
-query's fingerprint, and the sort value and id of the last record returned, and the MAC is an
+query's fingerprint, and the sort value and id of the last record returned (a sort value that
+is text SQLite holds but not UTF-8, from a damaged body, as its bytes in hex), and the MAC is an
 HMAC-SHA256 (truncated to 96 bits) under a secret kept in the store file. A cursor from another
 store, an edited one, one for another kind or another filter or order is refused by name. It
 holds no offset: the next page is "after this (value, id)", so it stays valid while records
@@ -24,8 +25,12 @@ MAX_CURSOR_CHARS = 2048
 
 
 def encode_cursor(secret: bytes, spec: QuerySpec, last_value: Any, last_id: int) -> str:
+    data: dict[str, Any] = {"k": spec.kind, "q": spec.fingerprint(), "v": last_value, "i": last_id}
+    if isinstance(last_value, bytes):
+        # Text that is not UTF-8 (a damaged record's sort value): its bytes, in hex.
+        data["v"], data["t"] = None, last_value.hex()
     payload = json.dumps(
-        {"k": spec.kind, "q": spec.fingerprint(), "v": last_value, "i": last_id},
+        data,
         separators=(",", ":"),
         ensure_ascii=False,
     ).encode()
@@ -63,6 +68,11 @@ def decode_cursor(secret: bytes, spec: QuerySpec, cursor: str) -> tuple[Any, int
     last_id = data["i"]
     if not isinstance(last_id, int) or isinstance(last_id, bool):
         raise InvalidCursorError(spec.kind, "malformed cursor (pass next_cursor unchanged)")
+    if "t" in data:
+        try:
+            return bytes.fromhex(data["t"]), last_id
+        except (TypeError, ValueError):  # signed, so never; defence in depth
+            raise InvalidCursorError(spec.kind, "malformed cursor") from None
     return data["v"], last_id
 
 

@@ -168,7 +168,7 @@ def _bodies(
             if stopped:
                 break
             checked[table] += 1
-            problem = _row_problem(body, text, beside)
+            problem = row_problem(body, text, beside)
             if problem and len(damaged) < max_damaged:
                 where = {} if gen is None else {"gen": int(gen)}
                 damaged.append({"kind": str(kind), "id": int(id_), **where, "problem": problem})
@@ -191,7 +191,7 @@ def _rows(conn: sqlite3.Connection, sql: str) -> Iterator[tuple[Any, ...]]:
         yield from batch
 
 
-def _row_problem(body: bytes | None, text: bytes | None, beside: str) -> str:
+def row_problem(body: bytes | None, text: bytes | None, beside: str) -> str:
     """What is wrong with a stored body (None: a close's history entry has none) or the text
     beside it, named `beside` ("close reason"); "" when both read."""
     if body is not None:

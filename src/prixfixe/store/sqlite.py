@@ -15,7 +15,8 @@ it opens (a read-only file, a full disk) still opens for reading; each write the
 take up writing again and, while it cannot, is refused with that error. An empty file is
 refused, never taken for a new store (a new store is linked into place whole). A record whose
 body cannot be decoded is an error naming it where it is read, and is left out of query pages
-(named in `Page.damaged`) so the rest of its kind is still served.
+(named in `Page.damaged`) so the rest of its kind is still served, whatever the query sorts by
+(a sort value that is not UTF-8 is read, and carried in the cursor, as its bytes).
 """
 
 from __future__ import annotations
@@ -868,7 +869,7 @@ class SQLiteStore:
 
         def work(conn: sqlite3.Connection) -> tuple[int, list[Any]]:
             try:
-                rows = conn.execute(sql, params).fetchall()
+                rows = _fetch(conn, sql, params)
             except sqlite3.OperationalError as exc:
                 if "malformed JSON" not in str(exc):
                     raise
@@ -877,7 +878,7 @@ class SQLiteStore:
                 # (no field index), but every other record is served; the damaged one is named.
                 log.warning("store %s: a %s record's body is not JSON", self.path, k.name)
                 guarded_sql, guarded_params = self._compile(k, spec, after, limit + 1, guarded=True)
-                rows = conn.execute(guarded_sql, guarded_params).fetchall()
+                rows = _fetch(conn, guarded_sql, guarded_params)
             return self._generation(conn), rows
 
         generation, rows = self.read(work)
@@ -1030,6 +1031,30 @@ def _history_entry(
     return HistoryEntry(gen, op, body, prev_gen, reason)
 
 
+def _fetch(conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[Any]:
+    """A query page's rows. Its one text column is the sort value (the body and close reason
+    are read as bytes); when that is text SQLite holds but that is not UTF-8 (a damaged body),
+    the page is read again with such a value as its bytes, so the rest is still served and
+    the cursor can still seek after it. A sound page is read once, as it always was."""
+    try:
+        return conn.execute(sql, params).fetchall()
+    except sqlite3.OperationalError as exc:
+        if "Could not decode to UTF-8" not in str(exc):
+            raise
+    conn.text_factory = _text_or_bytes  # the caller holds the read lock: no one else reads
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.text_factory = str
+
+
+def _text_or_bytes(raw: bytes) -> str | bytes:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
+
+
 def _condition_sql(c: Condition, *, guarded: bool = False) -> tuple[str, list[Any]]:
     expr = field_expr(c.field, guarded=guarded)
     if c.op == "=":
@@ -1063,14 +1088,17 @@ def _after(
     if spec.order_field == "id":
         return [(f"id {'<' if spec.descending else '>'} ?", [last_id], False)]
     x = field_expr(spec.order_field, guarded=guarded)
+    # A sort value that is not UTF-8 (a damaged body's) is bound as its bytes, made text
+    # again by `|| ''` (which, unlike CAST, gives it no affinity, so the index still seeks).
+    v = "(? || '')" if isinstance(value, bytes) else "?"
     if not spec.descending:
         if value is None:
             return [(f"{x} IS NULL AND id > ?", [last_id], True), (f"{x} IS NOT NULL", [], False)]
-        return [(f"{x} = ? AND id > ?", [value, last_id], True), (f"{x} > ?", [value], False)]
+        return [(f"{x} = {v} AND id > ?", [value, last_id], True), (f"{x} > {v}", [value], False)]
     if value is None:
         return [(f"{x} IS NULL AND id < ?", [last_id], True)]
     return [
-        (f"{x} = ? AND id < ?", [value, last_id], True),
-        (f"{x} < ?", [value], False),
+        (f"{x} = {v} AND id < ?", [value, last_id], True),
+        (f"{x} < {v}", [value], False),
         (f"{x} IS NULL", [], True),
     ]
