@@ -60,6 +60,8 @@ FASTMCP_SERVER = Path(__file__).resolve().parent / "fastmcp_echo_server.py"
 FASTMCP_PYTHON = ROOT / ".cache-fastmcp" / "bin" / "python"
 #: The goal of issue 31: prixfixe serves at least this share of the bare server's calls/s.
 GOAL = 0.9
+#: The warm-up round: this many sessions, each making `warmup` calls.
+WARMUP_SESSIONS = 10
 
 
 # -- the servers (in subprocesses: `--serve bare|prixfixe`; fastmcp: fastmcp_echo_server.py) ----
@@ -276,7 +278,7 @@ def run(
             memory[kind] = {"start": rss_kib(pid)}
         for mode in modes:
             for pid, url in running.values():
-                anyio.run(_round, url, min(sessions), warmup, mode, pid)
+                anyio.run(_round, url, WARMUP_SESSIONS, warmup, mode, pid)
         for kind, (pid, _url) in running.items():
             memory[kind]["warm"] = memory[kind]["peak"] = rss_kib(pid)
         for mode in modes:
@@ -515,9 +517,9 @@ def render(data: dict[str, Any]) -> tuple[str, str]:
         "same tool on the SDK's streamable HTTP app, and fastmcp with the same tool on its own "
         "streamable HTTP app (`benchmarks/fastmcp_echo_server.py`, its defaults), each in its "
         "own process for the whole run, the clients in another. "
-        f"{peer_line} After a warm-up round of {data['warmup_calls']} calls per client "
-        f"against each, at each number of sessions {data['rounds_per_server']} rounds per "
-        "server go round the servers in turn, the order rotated every round; each round "
+        f"{peer_line} After a warm-up round ({WARMUP_SESSIONS} sessions x "
+        f"{data['warmup_calls']} calls) against each, at each number of sessions "
+        f"{data['rounds_per_server']} rounds per server go round the servers in turn, the order rotated every round; each round "
         "connects its sessions, then times only the calls. Figures are the median over the "
         "rounds with the range in brackets; ratios are taken round by round.\n\n"
         f"The machine has {data['cpu_count']} cores, shared by the clients (all in one Python "
