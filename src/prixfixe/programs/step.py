@@ -3,8 +3,8 @@ morning. The step's `code` is what `program_run` takes; it runs through `App.run
 (`StepContext.run_program`), that is `run_program` with the request of the tool call running
 the routine: each of its calls goes through the dispatch a direct call of that session takes
 (facets, deny lists, the leash, `max_calls`, redaction), and counts against that session as
-`mcp-query`'s calls do. A routine run from the CLI or the web app has no session: its calls
-are a person's, as `prixfixe call` makes them.
+`mcp-query`'s calls do. A routine run from the CLI (`prixfixe run`) or the web app has no
+session to count against: its calls are the person's.
 
 A program that fails fails the step (its message: the line, the error, the calls that had
 run, and that nothing is rolled back); the routine goes on, as with any step failure. Where
