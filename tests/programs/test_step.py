@@ -26,7 +26,7 @@ def _routine(*steps: tuple[str, str], name: str = "morning", extra: str = "") ->
     out = f"[routines.{name}]\n"
     for step, code in steps:
         out += (
-            f"[[routines.{name}.steps]]\nname = {json.dumps(step)}\ntype = \"program\"\n"
+            f'[[routines.{name}.steps]]\nname = {json.dumps(step)}\ntype = "program"\n'
             f"code = '''\n{code}'''\n{extra}"
         )
     return out
@@ -168,8 +168,8 @@ async def test_with_the_programs_facet_denied_the_step_is_refused_and_nothing_ru
     _, report = await _routine_run(app)
     (step,) = report["steps"]
     assert step["error"]["kind"] == "refused"
-    assert "tool 'program_run' is in facet 'programs', which is denied by" in (
-        step["error"]["message"]
+    assert (
+        "tool 'program_run' is in facet 'programs', which is denied by" in step["error"]["message"]
     )
     assert _reminders(app) == []
 
@@ -198,8 +198,9 @@ async def test_a_limit_above_the_configured_one_is_refused_naming_it(probed: Pro
     _, report = await _routine_run(probed(config))
     (step,) = report["steps"]
     assert step["error"]["kind"] == "refused"
-    assert "limits.max_calls 500 is above the configured 50 ([programs] max_calls)" in (
-        step["error"]["message"]
+    assert (
+        "limits.max_calls 500 is above the configured 50 ([programs] max_calls)"
+        in step["error"]["message"]
     )
 
 
@@ -208,8 +209,8 @@ async def test_a_lowered_limit_applies(probed: Probed) -> None:
     _, report = await _routine_run(probed(config))
     (step,) = report["steps"]
     assert step["status"] == "failed"
-    assert "made its 1 tool calls (max_calls); probe_greet was not called" in (
-        step["error"]["message"]
+    assert (
+        "made its 1 tool calls (max_calls); probe_greet was not called" in step["error"]["message"]
     )
     assert "before it failed, 1 call: probe_greet ok." in step["error"]["message"]
 
@@ -229,9 +230,7 @@ async def test_a_program_cannot_run_a_program_step_through_a_routine(
     assert probe.touched == 0
 
 
-async def test_an_inline_program_step_runs_like_program_run(
-    probed: Probed, revision: str
-) -> None:
+async def test_an_inline_program_step_runs_like_program_run(probed: Probed, revision: str) -> None:
     async with client(probed(), revision) as connected:
         result = await connected.call_tool(
             "step_run", {"type": "program", "params": {"code": GREET}, "format": "data"}
@@ -263,4 +262,15 @@ def test_a_failure_names_only_what_a_tool_could_be_called() -> None:
     assert failure_message("s", outcome) == (
         "step 's': the program failed at line 2: Exception: boom; before it failed, 2 calls: "
         "? failed, fix.add ok. What those calls changed stays changed: nothing is rolled back."
+    )
+
+
+async def test_where_no_program_can_run_the_step_says_so(probed: Probed) -> None:
+    app = probed(_routine(("hello", GREET)))
+    stored = await app.routines.run(app.routines.get("morning"), lambda: app.store)
+    (step,) = stored.report.steps
+    assert step.error is not None
+    assert (step.error.kind, step.error.message) == (
+        "error",
+        "step 'hello': programs cannot run here",
     )

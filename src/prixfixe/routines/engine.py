@@ -57,8 +57,8 @@ class Outcome:
 class RunContext:
     """What every step of one run shares, built once per run: the exec gate and the file and
     network gates, the server's environment, the store, the day steps count from, how a step
-    reads a resource, calls a mounted server's tool and runs a program, and the configuration's named command
-    lines (`[commands]`)."""
+    reads a resource, calls a mounted server's tool and runs a program, and the
+    configuration's named command lines (`[commands]`)."""
 
     gate: ExecGate
     env: Mapping[str, str]
