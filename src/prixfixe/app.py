@@ -36,6 +36,7 @@ from prixfixe.errors import (
     MissingClientCapabilityError,
     PrixfixeError,
     ToolDeniedError,
+    ToolRefusedError,
     UnknownToolError,
 )
 from prixfixe.store import Store, StoreChange, StoreObserver, open_store
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
     from prixfixe.knowledge.watch import FolderSync
+    from prixfixe.programs.runner import ProgramOutcome
     from prixfixe.programs.sandbox import Programs
     from prixfixe.prompts.service import PromptService
     from prixfixe.resources.notify import Notifier
@@ -175,6 +177,23 @@ class App:
         return await call_mounted(
             self.servers, servers, self.exposure, server, tool, arguments, _CALLING.get()
         )
+
+    async def run_program(self, code: str, limits: Mapping[str, Any]) -> ProgramOutcome:
+        """A routine's `program` step: `code` run as `program_run` runs it, under `[programs]`
+        lowered by `limits` (one above it refused), each call dispatched with the request of
+        the tool call running the routine, so it counts against that session as `mcp-query`
+        does. Refused where `program_run` would be: its facet denied or out of reach, or
+        inside a program (no program inside a program)."""
+        from prixfixe.programs.runner import PROGRAM_TOOL, inside_program, run_program
+
+        self.reachable(PROGRAM_TOOL)
+        if inside_program():
+            raise ToolRefusedError(
+                "a program cannot run inside a program (this routine was run by one): run "
+                "the routine directly"
+            )
+        lowered = self.programs.limits.lowered(dict(limits))
+        return await run_program(self, code, _CALLING.get(), lowered)
 
     async def admit_mounted(self, request: ServerRequestContext[Any] | None, counted: bool) -> None:
         """Let one request reach a mounted server, or raise `LeashLimitError`: past

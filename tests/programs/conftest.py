@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -117,6 +118,15 @@ class ProbePlugin:
 
     def greet(self, ctx: ToolContext, args: NameInput) -> str:
         return f"hello {args.name}"
+
+
+@pytest.fixture
+def no_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`import pydantic_monty` fails, as when `prixfixe[programs]` is not installed."""
+    for name in list(sys.modules):
+        if name == "pydantic_monty" or name.startswith("pydantic_monty."):
+            monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "pydantic_monty", None)
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ line. Simulated at the import and the binary, where the real failures happen."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,15 +18,6 @@ from tests.programs.conftest import ProbePlugin, client, run, text_of
 pytestmark = pytest.mark.anyio
 
 Probed = Callable[..., App]
-
-
-@pytest.fixture
-def no_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`import pydantic_monty` fails, as when `prixfixe[programs]` is not installed."""
-    for name in list(sys.modules):
-        if name == "pydantic_monty" or name.startswith("pydantic_monty."):
-            monkeypatch.delitem(sys.modules, name)
-    monkeypatch.setitem(sys.modules, "pydantic_monty", None)
 
 
 async def test_without_the_extra_program_run_names_the_reason_and_the_fix(

@@ -168,6 +168,9 @@ type = "mcp-query"
 server = "fix"
 tool = "add"
 arguments = {{ a = 1, b = 2 }}
+[[routines.all.steps]]
+type = "program"
+code = "r = await call_tool('store_query', {{'kind': 'reminder'}})\\nlen(r['records'])"
 {fixture_table()}"""
     app = make_app(config=config, env=dict(os.environ), plugins=[])
     app.store.put("reminder", {"text": "r", "due": "2020-01-01"})
@@ -182,6 +185,7 @@ arguments = {{ a = 1, b = 2 }}
                 lambda: app.store,
                 resources=app.read_resource_text,
                 servers=app.call_server_tool,
+                programs=app.run_program,
             )
 
     try:

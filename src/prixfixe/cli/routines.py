@@ -145,6 +145,7 @@ def _run(app: Any, routine: Any, fmt: str) -> Any:
                         on_step=progress,
                         resources=app.read_resource_text,
                         servers=app.call_server_tool,
+                        programs=app.run_program,
                     )
                 )
             tg.cancel_scope.cancel()

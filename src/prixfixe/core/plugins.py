@@ -44,6 +44,7 @@ DEFAULT_PLUGINS: dict[str, str] = {
     "prixfixe.default_plugins.knowledge_tools": "prixfixe.knowledge.tools",
     "prixfixe.default_plugins.kb_search_steps": "prixfixe.knowledge.step",
     "prixfixe.default_plugins.programs": "prixfixe.programs.tool",
+    "prixfixe.default_plugins.program_run_step": "prixfixe.programs.step",
 }
 
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from prixfixe.core.facets import Exposure
     from prixfixe.core.plugins import PluginInfo
     from prixfixe.core.registry import RegisteredTool, Registry
+    from prixfixe.programs.runner import ProgramOutcome
     from prixfixe.programs.sandbox import Programs
     from prixfixe.resources.notify import Notifier
     from prixfixe.routines.service import Routines
@@ -117,6 +118,11 @@ class Host(LogLevels, Protocol):
     def programs(self) -> Programs:
         """The program sandbox (`program_run`): its limits, and its pool, started on first
         use."""
+        ...
+
+    async def run_program(self, code: str, limits: Mapping[str, Any]) -> ProgramOutcome:
+        """A routine's `program` step: run `code` as `program_run` would, under `[programs]`
+        lowered by `limits`, its calls counted against the session running the routine."""
         ...
 
     async def read_resource_text(self, uri: str) -> str:

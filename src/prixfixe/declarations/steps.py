@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     import mcp_types
 
     from prixfixe.leash import Completed
+    from prixfixe.programs.runner import ProgramOutcome
     from prixfixe.store.api import OwnerSlice, Store, StoredRecord
 
 #: Step type names: lowercase words joined by `-` (plugins may namespace with `.`).
@@ -64,6 +65,10 @@ ServerToolCaller: TypeAlias = Callable[
     [str, str, Mapping[str, Any]], Awaitable["mcp_types.CallToolResult"]
 ]
 
+#: Runs a program (`program` steps): (code, limits to lower) to how it ended, its calls made
+#: through the same dispatch as `program_run`'s, counted against the calling session.
+ProgramRunner: TypeAlias = Callable[[str, Mapping[str, Any]], Awaitable["ProgramOutcome"]]
+
 
 @dataclass(frozen=True, kw_only=True)
 class StepContext:
@@ -84,6 +89,8 @@ class StepContext:
     resource_reader: ResourceReader | None = field(default=None, repr=False)
     #: Calls a tool of a server mounted in `[servers]` (None where none can run).
     server_caller: ServerToolCaller | None = field(default=None, repr=False)
+    #: Runs a program in the sandbox, as `program_run` does (None where none can run).
+    program_runner: ProgramRunner | None = field(default=None, repr=False)
     #: The file gate: every file or folder a step opens goes through `fs.check`, `fs.walk`
     #: or `fs.read_bytes`.
     fs: FsGate = field(default_factory=lambda: FsGate(FsGrant((), (), "none")), repr=False)
@@ -135,6 +142,15 @@ class StepContext:
                 f"step {self.step!r}: mounted servers cannot be called here", kind="error"
             )
         return await self.server_caller(server, tool, arguments)
+
+    async def run_program(self, code: str, limits: Mapping[str, Any]) -> ProgramOutcome:
+        """Run `code` as `program_run` would (`limits` may only lower `[programs]`): each of
+        its tool calls dispatched as a direct call of the session running this step."""
+        if self.program_runner is None:
+            from prixfixe.errors import StepFailure
+
+            raise StepFailure(f"step {self.step!r}: programs cannot run here", kind="error")
+        return await self.program_runner(code, limits)
 
     @property
     def store(self) -> Store:

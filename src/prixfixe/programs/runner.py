@@ -1,7 +1,7 @@
 """Running one program: `run_program(host, code, request, limits) -> ProgramOutcome`.
 
 A plain async function, so anything that has a host and a request (the `program_run` tool,
-a routine step one day) runs a program the same way.
+a routine's `program` step through `App.run_program`) runs a program the same way.
 
 CONTRACT (the program's only door): the sandbox has no file system, network, environment,
 subprocess or host imports (pydantic-monty's defaults: `open` and `os` calls raise
@@ -12,7 +12,8 @@ goes through exactly what a direct `tools/call` goes through: `count_call` again
 the leash, argument validation with the same errors, redaction of the result before the
 program sees it), with `interactive=False` (a program cannot stop to ask the person: a
 missing argument gets the fallback error a client without elicitation gets). The program
-cannot call `program_run` (no nesting) nor the discovery trio.
+cannot call `program_run` (no nesting) nor the discovery trio; nor can it reach a `program`
+step through a routine tool (`inside_program()` is true for everything its calls run).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -50,6 +52,10 @@ PRELUDE = "ToolError = Exception\n"
 PRINT_CHARS = 4000
 #: The most lines of a failed program's traceback shown.
 TRACEBACK_LINES = 12
+
+#: True while a program runs, for everything its tool calls run: a `program` step reached
+#: from a program (through `routine_run`, `step_run`, ...) is refused, as `program_run` is.
+_RUNNING: ContextVar[bool] = ContextVar("prixfixe_program_running", default=False)
 
 FailureKind = Literal["syntax", "runtime", "timeout", "memory", "calls", "crashed", "unavailable"]
 
@@ -185,6 +191,11 @@ class _Printed:
         return joined + (f"\n[print output cut at {PRINT_CHARS} characters]" if self.cut else "")
 
 
+def inside_program() -> bool:
+    """Whether this code runs inside a program (a tool call it made, or anything below)."""
+    return _RUNNING.get()
+
+
 async def run_program(
     host: Host,
     code: str,
@@ -202,8 +213,12 @@ async def run_program(
         return outcome
     failure: ProgramFailure | None = None
     value: Any = None
-    with anyio.move_on_after(limits.timeout_seconds) as scope:
-        failure, value = await _run(host, code, door, printed, limits)
+    running = _RUNNING.set(True)
+    try:
+        with anyio.move_on_after(limits.timeout_seconds) as scope:
+            failure, value = await _run(host, code, door, printed, limits)
+    finally:
+        _RUNNING.reset(running)
     outcome.printed = printed.text
     if scope.cancelled_caught:
         for record in door.calls:

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 from prixfixe.core.calls import PluginCrash, call_plugin
 from prixfixe.dates import ResolvedDate
 from prixfixe.declarations.steps import (
+    ProgramRunner,
     ResourceReader,
     ServerToolCaller,
     StepContext,
@@ -56,8 +57,8 @@ class Outcome:
 class RunContext:
     """What every step of one run shares, built once per run: the exec gate and the file and
     network gates, the server's environment, the store, the day steps count from, how a step
-    reads a resource and calls a mounted server's tool, and the configuration's named command
-    lines (`[commands]`)."""
+    reads a resource, calls a mounted server's tool and runs a program, and the
+    configuration's named command lines (`[commands]`)."""
 
     gate: ExecGate
     env: Mapping[str, str]
@@ -67,6 +68,7 @@ class RunContext:
     today: dt.date = field(default_factory=dt.date.today)
     resources: ResourceReader | None = None
     servers: ServerToolCaller | None = None
+    programs: ProgramRunner | None = None
     named: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: The folder of the configuration that defined `named`: where those commands run.
     commands_dir: Path | None = None
@@ -203,6 +205,7 @@ async def _attempt(call: StepCall, context: RunContext) -> tuple[dict[str, Any],
         store_opener=context.store,
         resource_reader=context.resources,
         server_caller=context.servers,
+        program_runner=context.programs,
         fs=context.fs,
         net=context.net,
         commands=context.named,

@@ -14,7 +14,7 @@ import anyio.to_thread
 
 from prixfixe.config import LoadedConfig, ReportsConfig
 from prixfixe.dates import Clock, configured_clock, local_clock
-from prixfixe.declarations.steps import ResourceReader, ServerToolCaller, StepType
+from prixfixe.declarations.steps import ProgramRunner, ResourceReader, ServerToolCaller, StepType
 from prixfixe.errors import RoutineError
 from prixfixe.leash import ExecGate, policy
 from prixfixe.leash.exec import CommandLine
@@ -152,6 +152,7 @@ class Routines:
         today: dt.date | None = None,
         resources: ResourceReader | None = None,
         servers: ServerToolCaller | None = None,
+        programs: ProgramRunner | None = None,
     ) -> StoredReport:
         """Run `routine` and keep its report; a pin the data no longer meets refuses the run
         before anything starts. `today` is the date steps count from (default: today in the
@@ -169,6 +170,7 @@ class Routines:
             today=today or self.clock.today(),
             resources=resources,
             servers=servers,
+            programs=programs,
             named=self.named,
             commands_dir=self.commands_dir,
             semantic=self.semantic,

@@ -171,6 +171,7 @@ async def _run(ctx: ToolContext, routine: Routine, pins: dict[str, int] | None) 
         on_step=_progress(ctx),
         resources=ctx.app.read_resource_text,
         servers=ctx.app.call_server_tool,
+        programs=ctx.app.run_program,
     )
 
 

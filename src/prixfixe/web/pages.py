@@ -258,6 +258,7 @@ class Pages:
                     lambda: app.store,
                     resources=app.read_resource_text,
                     servers=app.call_server_tool,
+                    programs=app.run_program,
                 )
             except PrixfixeError as exc:
                 raise PageError(400, "The routine did not run", exc.for_people) from None

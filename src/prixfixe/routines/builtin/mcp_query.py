@@ -107,6 +107,11 @@ def nested(markdown: str) -> str:
     return "\n".join(lines)
 
 
+def reads_as_markdown(text: str) -> bool:
+    """Whether `text` has a line only markdown has (a heading, a list item, a table row)."""
+    return _MARKDOWN.search(text) is not None
+
+
 def shown(text: str, limit: int) -> str:
     """The text as the report's markdown shows it: bounded; JSON and plain text fenced,
     markdown as it is."""
@@ -116,7 +121,7 @@ def shown(text: str, limit: int) -> str:
         json.loads(text)
         body = fenced(cut, "json")
     except ValueError:
-        body = nested(cut) if _MARKDOWN.search(cut) else fenced(cut, "text")
+        body = nested(cut) if reads_as_markdown(cut) else fenced(cut, "text")
     return body + (
         f"\n\n... {more} more characters (the step's data has up to {MAX_DATA_CHARS})"
         if more
