@@ -173,7 +173,7 @@ def test_store_put_query_and_close_from_the_command_line(tmp_path: Path) -> None
         "store",
         "put",
         "countdown",
-        "--json",
+        "--record",
         '{"label": "trip", "start": "2026-07-01", "end": "2026-07-20"}',
         "--field",
         'work_days=["mon", "fri"]',
@@ -217,12 +217,15 @@ def test_store_commands_fail_with_one_clear_line() -> None:
     cases = [
         (["store", "put", "remindr", "--field", "text=x"], "unknown kind 'remindr'"),
         (["store", "put", "reminder", "--field", "text=x"], "missing field 'due'"),
-        (["store", "put", "reminder", "--json", "{oops"], "not valid JSON"),
+        (["store", "put", "reminder", "--record", "{oops"], "not valid JSON"),
+        (["store", "put", "reminder", "--json", "{oops"], "Invalid value for --json"),
+        (["store", "put", "reminder", "--record", "{}", "--json", "{}"], "give the record once"),
+        (["store", "put", "reminder", "--record", "3"], "expected a JSON object or array"),
         (["store", "query", "reminder", "--where", '{"colour": 1}'], "unknown field 'colour'"),
         (["store", "query", "reminder", "--cursor", "nope"], "malformed cursor"),
         (["store", "close", "reminder", "99"], "no reminder record with id 99"),
         (
-            ["store", "put", "deadline", "--json", '[{"label": "a", "date": "x"}]'],
+            ["store", "put", "deadline", "--record", '[{"label": "a", "date": "x"}]'],
             "record [0] field 'date'",
         ),
     ]
@@ -233,6 +236,36 @@ def test_store_commands_fail_with_one_clear_line() -> None:
         assert "Traceback" not in err
     code, out, _ = run("store", "query", "reminder", "--json")
     assert json.loads(out)["generation"] == 0, "nothing was written by the failures"
+
+
+def test_store_put_takes_the_record_as_record_and_the_old_json_spelling_with_a_note() -> None:
+    """Issue 30: `--json` means "print JSON" on every other command; here the record is
+    `--record`, and the old spelling (documented before) still works, saying so on stderr."""
+    code, out, err = run(
+        "store", "put", "deadline", "--record", '{"label": "a", "date": "2026-05-01"}'
+    )
+    assert (code, out, err) == (0, "Created deadline 1 (store generation 1).\n", "")
+    code, out, err = run(
+        "store", "put", "deadline", "--json", '{"label": "b", "date": "2026-05-02"}'
+    )
+    assert (code, out) == (0, "Created deadline 2 (store generation 2).\n")
+    assert "`--json` for the record is deprecated; use `--record`" in err
+    code, out, _ = run("store", "put", "--help")
+    assert "--record JSON" in out
+    assert "--json" not in out
+
+
+def test_an_empty_store_query_says_there_is_nothing_instead_of_an_empty_table() -> None:
+    code, out, _ = run("store", "query", "reminder")
+    assert (code, out) == (0, "No open reminder records.\n")
+    code, out, _ = run("store", "query", "reminder", "--include-closed")
+    assert out == "No reminder records.\n"
+    run("store", "put", "reminder", "--field", "text=x", "--field", "due=2026-12-01")
+    code, out, _ = run("store", "query", "reminder", "--where", '{"text": "y"}')
+    assert (code, out) == (0, "No open reminder records matching --where.\n")
+    code, out, _ = run("store", "query", "reminder")
+    assert "No open" not in out
+    assert "2026-12-01" in out
 
 
 def test_a_store_from_a_newer_version_is_refused_by_the_cli_without_traceback(
