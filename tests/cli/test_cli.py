@@ -302,3 +302,53 @@ def test_resources_read_prints_a_resource_and_names_a_missing_one(tmp_path: Path
     code, _, err = run("resources", "read", "prixfixe://store/reminder/99")
     assert code == 1
     assert "resource not found: prixfixe://store/reminder/99" in err
+
+
+def test_tools_call_runs_a_tool_through_the_dispatch_tool_invoke_takes() -> None:
+    """Issue 30: `prixfixe tools call`, as `fastmcp call`: the text result, or --json."""
+    code, out, err = run(
+        "tools", "call", "store_put", "--arg", "kind=reminder",
+        "--json-args", '{"record": {"text": "123", "due": "2026-12-01"}}',
+    )  # fmt: skip
+    assert (code, out, err) == (0, "Created reminder 1 (store generation 1).\n", "")
+    # A string argument stays text (`123` is not read as a number), others are read as JSON.
+    code, out, _ = run("tools", "call", "store_query", "--arg", "kind=reminder", "--json")
+    data = json.loads(out)
+    assert data["records"][0]["record"]["text"] == "123"
+    code, out, _ = run("tools", "call", "store_query", "--arg", "kind=reminder", "--arg", "limit=1")
+    assert (code, out.splitlines()[0]) == (0, "1 reminder (generation 1):")
+    # A tool with no structured result: --json prints the whole result.
+    code, out, _ = run("tools", "call", "tool_search", "--arg", "query=reminder", "--json")
+    assert json.loads(out)["content"][0]["type"] == "text"
+
+
+def test_tools_call_fails_with_one_clear_line() -> None:
+    cases = [
+        (
+            ["tools", "call", "stor_query"],
+            1,
+            "unknown tool 'stor_query'; did you mean 'store_query'",
+        ),
+        (["tools", "call", "store_query", "--arg", "kind=remindr"], 1, "unknown kind 'remindr'"),
+        (["tools", "call", "store_query", "--arg", "kind"], 2, "'kind' is not KEY=VALUE"),
+        (["tools", "call", "store_query", "--json-args", "{x"], 2, "not valid JSON"),
+        (["tools", "call", "store_query", "--json-args", "[1]"], 2, "expected a JSON object"),
+    ]
+    for args, status, expected in cases:
+        code, out, err = run(*args)
+        assert (code, out) == (status, ""), args
+        assert expected in err, (args, err)
+        assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("group", ["routines", "plugins"])
+def test_routines_and_plugins_list_as_every_other_group_and_bare(group: str) -> None:
+    """Issue 30: `steps list`, `kb list`, `tools list`... and `routines`, `plugins`: both
+    spellings work and say the same."""
+    code, bare, _ = run(group, "--json")
+    assert code == 0
+    code, listed, _ = run(group, "list", "--json")
+    assert code == 0
+    assert json.loads(listed) == json.loads(bare) != []
+    code, table, _ = run(group, "list")
+    assert (code, table) == (0, run(group)[1])
