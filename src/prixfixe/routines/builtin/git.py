@@ -650,6 +650,7 @@ def register_step_types(register: Callable[[StepType], None]) -> None:
     register(
         StepType(
             name="git-status",
+            title="Repositories",
             description="Status of each repository: clean, dirty, ahead, behind, diverged, "
             "missing or not-a-repo, with counts of changes and commits ahead and behind.",
             params_model=StatusParams,
@@ -664,6 +665,7 @@ def register_step_types(register: Callable[[StepType], None]) -> None:
     register(
         StepType(
             name="git-unpushed",
+            title="Unpushed commits",
             description="Commits not on the upstream (or on no remote, without an upstream) in "
             "each repository.",
             params_model=UnpushedParams,
@@ -676,6 +678,7 @@ def register_step_types(register: Callable[[StepType], None]) -> None:
     register(
         StepType(
             name="git-tend",
+            title="Repositories tended",
             description="Fetch each repository and fast-forward a clean branch that is only "
             "behind; never merges, rebases or touches diverged, dirty or detached ones.",
             params_model=TendParams,
