@@ -226,7 +226,11 @@ def _routines(as_json: bool) -> None:
         return
     table = Table("routine", "steps", "from", "description")
     for r in rows:
-        steps = ", ".join(f"{s['name']} ({s['type']})" for s in r["steps"])
+        # A step's type in parentheses only when its name does not say it already.
+        steps = ", ".join(
+            s["name"] if s["name"] == s["type"] else f"{s['name']} ({s['type']})"
+            for s in r["steps"]
+        )
         table.add_row(r["name"], escape(steps), escape(r["source"]), escape(r["description"]))
     console().print(table)
 

@@ -127,7 +127,8 @@ def _put(app: Any, kind: str, given: dict[str, Any] | list[Any], record_id: int 
         # Worded as the tool's dispatch words a failing handler: a message, not a traceback.
         raise PrixfixeError(f"tool 'store_put' failed: {type(exc).__name__}: {exc}") from None
     verb = "Updated" if record_id is not None else "Created"
-    return f"{verb} {kind} {written.id} (store generation {written.generation}{said})."
+    # As the tool says it: the dates after the parenthesis, not nested inside it.
+    return f"{verb} {kind} {written.id} (store generation {written.generation}){said}."
 
 
 def _dated(declared: Any, item: Any, today: Any, index: int) -> Any:
