@@ -173,7 +173,7 @@ def test_store_put_query_and_close_from_the_command_line(tmp_path: Path) -> None
         "store",
         "put",
         "countdown",
-        "--json",
+        "--record",
         '{"label": "trip", "start": "2026-07-01", "end": "2026-07-20"}',
         "--field",
         'work_days=["mon", "fri"]',
@@ -217,12 +217,15 @@ def test_store_commands_fail_with_one_clear_line() -> None:
     cases = [
         (["store", "put", "remindr", "--field", "text=x"], "unknown kind 'remindr'"),
         (["store", "put", "reminder", "--field", "text=x"], "missing field 'due'"),
-        (["store", "put", "reminder", "--json", "{oops"], "not valid JSON"),
+        (["store", "put", "reminder", "--record", "{oops"], "not valid JSON"),
+        (["store", "put", "reminder", "--json", "{oops"], "Invalid value for --json"),
+        (["store", "put", "reminder", "--record", "{}", "--json", "{}"], "give the record once"),
+        (["store", "put", "reminder", "--record", "3"], "expected a JSON object or array"),
         (["store", "query", "reminder", "--where", '{"colour": 1}'], "unknown field 'colour'"),
         (["store", "query", "reminder", "--cursor", "nope"], "malformed cursor"),
         (["store", "close", "reminder", "99"], "no reminder record with id 99"),
         (
-            ["store", "put", "deadline", "--json", '[{"label": "a", "date": "x"}]'],
+            ["store", "put", "deadline", "--record", '[{"label": "a", "date": "x"}]'],
             "record [0] field 'date'",
         ),
     ]
@@ -233,6 +236,36 @@ def test_store_commands_fail_with_one_clear_line() -> None:
         assert "Traceback" not in err
     code, out, _ = run("store", "query", "reminder", "--json")
     assert json.loads(out)["generation"] == 0, "nothing was written by the failures"
+
+
+def test_store_put_takes_the_record_as_record_and_the_old_json_spelling_with_a_note() -> None:
+    """Issue 30: `--json` means "print JSON" on every other command; here the record is
+    `--record`, and the old spelling (documented before) still works, saying so on stderr."""
+    code, out, err = run(
+        "store", "put", "deadline", "--record", '{"label": "a", "date": "2026-05-01"}'
+    )
+    assert (code, out, err) == (0, "Created deadline 1 (store generation 1).\n", "")
+    code, out, err = run(
+        "store", "put", "deadline", "--json", '{"label": "b", "date": "2026-05-02"}'
+    )
+    assert (code, out) == (0, "Created deadline 2 (store generation 2).\n")
+    assert "`--json` for the record is deprecated; use `--record`" in err
+    code, out, _ = run("store", "put", "--help")
+    assert "--record JSON" in out
+    assert "--json" not in out
+
+
+def test_an_empty_store_query_says_there_is_nothing_instead_of_an_empty_table() -> None:
+    code, out, _ = run("store", "query", "reminder")
+    assert (code, out) == (0, "No open reminder records.\n")
+    code, out, _ = run("store", "query", "reminder", "--include-closed")
+    assert out == "No reminder records.\n"
+    run("store", "put", "reminder", "--field", "text=x", "--field", "due=2026-12-01")
+    code, out, _ = run("store", "query", "reminder", "--where", '{"text": "y"}')
+    assert (code, out) == (0, "No open reminder records matching --where.\n")
+    code, out, _ = run("store", "query", "reminder")
+    assert "No open" not in out
+    assert "2026-12-01" in out
 
 
 def test_a_store_from_a_newer_version_is_refused_by_the_cli_without_traceback(
@@ -269,3 +302,53 @@ def test_resources_read_prints_a_resource_and_names_a_missing_one(tmp_path: Path
     code, _, err = run("resources", "read", "prixfixe://store/reminder/99")
     assert code == 1
     assert "resource not found: prixfixe://store/reminder/99" in err
+
+
+def test_tools_call_runs_a_tool_through_the_dispatch_tool_invoke_takes() -> None:
+    """Issue 30: `prixfixe tools call`, as `fastmcp call`: the text result, or --json."""
+    code, out, err = run(
+        "tools", "call", "store_put", "--arg", "kind=reminder",
+        "--json-args", '{"record": {"text": "123", "due": "2026-12-01"}}',
+    )  # fmt: skip
+    assert (code, out, err) == (0, "Created reminder 1 (store generation 1).\n", "")
+    # A string argument stays text (`123` is not read as a number), others are read as JSON.
+    code, out, _ = run("tools", "call", "store_query", "--arg", "kind=reminder", "--json")
+    data = json.loads(out)
+    assert data["records"][0]["record"]["text"] == "123"
+    code, out, _ = run("tools", "call", "store_query", "--arg", "kind=reminder", "--arg", "limit=1")
+    assert (code, out.splitlines()[0]) == (0, "1 reminder (generation 1):")
+    # A tool with no structured result: --json prints the whole result.
+    code, out, _ = run("tools", "call", "tool_search", "--arg", "query=reminder", "--json")
+    assert json.loads(out)["content"][0]["type"] == "text"
+
+
+def test_tools_call_fails_with_one_clear_line() -> None:
+    cases = [
+        (
+            ["tools", "call", "stor_query"],
+            1,
+            "unknown tool 'stor_query'; did you mean 'store_query'",
+        ),
+        (["tools", "call", "store_query", "--arg", "kind=remindr"], 1, "unknown kind 'remindr'"),
+        (["tools", "call", "store_query", "--arg", "kind"], 2, "'kind' is not KEY=VALUE"),
+        (["tools", "call", "store_query", "--json-args", "{x"], 2, "not valid JSON"),
+        (["tools", "call", "store_query", "--json-args", "[1]"], 2, "expected a JSON object"),
+    ]
+    for args, status, expected in cases:
+        code, out, err = run(*args)
+        assert (code, out) == (status, ""), args
+        assert expected in err, (args, err)
+        assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("group", ["routines", "plugins"])
+def test_routines_and_plugins_list_as_every_other_group_and_bare(group: str) -> None:
+    """Issue 30: `steps list`, `kb list`, `tools list`... and `routines`, `plugins`: both
+    spellings work and say the same."""
+    code, bare, _ = run(group, "--json")
+    assert code == 0
+    code, listed, _ = run(group, "list", "--json")
+    assert code == 0
+    assert json.loads(listed) == json.loads(bare) != []
+    code, table, _ = run(group, "list")
+    assert (code, table) == (0, run(group)[1])

@@ -666,4 +666,4 @@ async def test_the_entry_written_for_a_desktop_client_starts_a_prixfixe_that_ans
             assert [t.name for t in tools.tools] == CORE_TOOLS
             report = await session.call_tool("routine_run", {"name": "morning"})
     text = report.content[0].text  # type: ignore[union-attr]
-    assert "## reminders" in text
+    assert "## Reminders" in text

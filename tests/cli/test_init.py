@@ -202,7 +202,7 @@ def test_on_a_fresh_machine_init_then_doctor_and_run_morning_work(tmp_path: Path
     morning = prixfixe("run", "morning")
     assert morning.returncode == 0, morning.stderr
     assert "Traceback" not in morning.stderr
-    for section in ("## reminders", "## deadline-calc", "## countdown-calc"):
+    for section in ("## Reminders", "## Deadlines", "## Countdowns"):
         assert section in morning.stdout
 
 

@@ -138,3 +138,18 @@ def test_the_error_codes_prixfixe_defines_are_the_sdks() -> None:
     assert errors.INVALID_PARAMS == mcp_types.INVALID_PARAMS
     assert errors.INTERNAL_ERROR == mcp_types.INTERNAL_ERROR
     assert errors.MISSING_REQUIRED_CLIENT_CAPABILITY == mcp_types.MISSING_REQUIRED_CLIENT_CAPABILITY
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("store", "query", "reminder"), ("kb", "search", "watering"), ("tools", "search", "date")],
+    ids=["store-query", "kb-search", "tools-search"],
+)
+def test_short_commands_that_build_the_app_import_no_mcp_sdk(args: tuple[str, ...]) -> None:
+    """Issue 30: these build the app (plugins, registry, store) but speak no MCP, so the SDK's
+    client and server (over a second of CPU) stay unloaded; so does pygit2, which only the git
+    steps' reads need."""
+    modules = loaded_modules(*args)
+    assert "prixfixe.app" in modules  # the app was built: the check below means something
+    assert not {m for m in modules if m == "mcp" or m.startswith("mcp.")}
+    assert "pygit2" not in modules

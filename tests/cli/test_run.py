@@ -55,9 +55,9 @@ def test_zero_config_run_morning_on_a_fresh_machine_is_a_useful_report(tmp_path:
     assert "Traceback" not in done.stderr
     out = done.stdout
     assert out.startswith("# morning\n")
-    for section in ("## reminders", "## deadline-calc", "## countdown-calc"):
+    for section in ("## Reminders", "## Deadlines", "## Countdowns"):
         assert section in out
-    assert "## git" not in out  # not a repository here
+    assert "## Repositories" not in out  # not a repository here
     assert "run `prixfixe init`" in out
     assert (tmp_path / "fresh-home" / ".local" / "share" / "prixfixe" / "store.sqlite3").exists()
 
@@ -138,7 +138,7 @@ def test_a_failed_step_exits_1_after_printing_the_report(tmp_path: Path) -> None
     )
     code, out, err = run("run", "r")
     assert code == 1
-    assert "## board-scan — failed (not-found)" in out
+    assert "## Board — failed (not-found)" in out
     assert "Traceback" not in err
 
 
@@ -256,3 +256,24 @@ def test_doctor_shows_routines_step_types_and_the_exec_grant(tmp_path: Path) -> 
     assert "    git -C {repo} status --porcelain=v2" in out
     assert f"  fs_read: {tmp_path.resolve()} (declared by configured steps and plugins)" in out
     assert "  max_calls: no limit (declared by configured steps and plugins)" in out
+
+
+def test_report_headings_are_step_titles_and_a_named_step_keeps_its_name(tmp_path: Path) -> None:
+    """Issue 30: the morning's headings were step ids (`deadline-calc`). A step that keeps its
+    type's name is headed by the type's title; one a person named, by that name; the data
+    keeps both (the name, and the title since report 1.1)."""
+    (tmp_path / "prixfixe.toml").write_text(
+        "[routines.r]\n"
+        '[[routines.r.steps]]\ntype = "deadline-calc"\n'
+        '[[routines.r.steps]]\ntype = "reminders"\nname = "chores"\n'
+    )
+    code, out, _ = run("run", "r")
+    assert code == 0
+    assert "## Deadlines\n" in out
+    assert "## chores\n" in out
+    assert "## deadline-calc" not in out
+    code, out, _ = run("run", "r", "--format", "data")
+    report = json.loads(out)
+    assert report["version"] == "1.1"
+    steps = [(s["name"], s["title"]) for s in report["steps"]]
+    assert steps == [("deadline-calc", "Deadlines"), ("chores", None)]

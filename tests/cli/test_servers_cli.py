@@ -105,7 +105,7 @@ def test_write_merges_into_the_config_in_force_keeping_its_comments(tmp_path: Pa
     config.write_text('# mine\n[mcp]\nexpose = ["core"]  # listed\n')
     code, out, err = run("servers", "import", str(CURSOR), "--write")
     assert code == 0, err
-    assert out == f"Added 2 to {config}: userjot, brave-search\n"
+    assert out == f"Added 2 servers to {config}: userjot, brave-search\n"
     text = config.read_text()
     assert text.startswith('# mine\n[mcp]\nexpose = ["core"]  # listed\n')
     assert list(load_config(dict(os.environ), tmp_path).model.servers) == [
@@ -118,7 +118,7 @@ def test_write_without_a_config_file_creates_one_in_the_user_config_dir(tmp_path
     code, out, _ = run("servers", "import", str(VSCODE), "--write")
     created = tmp_path / "xdg-config" / "prixfixe" / "prixfixe.toml"
     assert code == 0
-    assert out == f"Added 3 to {created}: perplexity, docs-site, github\n"
+    assert out == f"Added 3 servers to {created}: perplexity, docs-site, github\n"
     assert list(load_config(dict(os.environ), tmp_path).model.servers) == [
         "perplexity",
         "docs-site",

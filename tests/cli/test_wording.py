@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from prixfixe.cli import cli
-from prixfixe.words import plural
+from prixfixe.words import plural, shorten
 
 PY = json.dumps(sys.executable)
 
@@ -34,6 +34,56 @@ def test_a_count_takes_the_singular_only_for_exactly_one() -> None:
     assert plural(2, "repository", "repositories") == "2 repositories"
     assert plural(1, "repository", "repositories") == "1 repository"
     assert plural(12_000, "record") == "12,000 records"
+
+
+@pytest.mark.parametrize(
+    ("text", "width", "shown"),
+    [
+        ("Fits as it is.", 14, "Fits as it is."),
+        ("Read the weather forecast for a city", 20, "Read the weather…"),
+        ("Read the weather forecast", 17, "Read the weather…"),  # cut right after a word
+        ("Read the weather, then more", 18, "Read the weather…"),  # no comma before the "…"
+        ("Supercalifragilistic words", 8, "Superca…"),  # one word fills it: cut inside it
+    ],
+)
+def test_a_description_is_cut_at_a_word_and_ends_with_an_ellipsis(
+    text: str, width: int, shown: str
+) -> None:
+    """Issue 30: descriptions were cut mid-word, with no sign they went on."""
+    assert shorten(text, width) == shown
+    assert len(shown) <= width
+
+
+def test_summaries_are_cut_at_a_word_with_an_ellipsis() -> None:
+    from prixfixe.declarations.tool import Tool
+    from prixfixe.tools.discovery import _first_sentence
+    from tests.plugin_fixtures import NoteInput, add_note
+
+    long = "Fetch " + " ".join(f"word{i}" for i in range(60)) + " and more. Second sentence."
+    tool = Tool(
+        name="t", title="T", description=long, input_model=NoteInput, handler=add_note,
+        mutates=False, facet="x",
+    )  # fmt: skip
+    assert tool.summary.endswith("…")
+    assert len(tool.summary) <= 160
+    assert tool.summary[:-1].split()[-1] in long.split()  # a whole word before the "…"
+    first = _first_sentence(long)
+    assert first.endswith("…")
+    assert not first.endswith("….")
+    assert first[:-1].split()[-1] in long.split()
+
+
+def test_what_the_cli_says_reads_as_sentences(tmp_path: Path) -> None:
+    """Issue 30's slips: "Added 5 to ...", "# starts the prixfixe running now: ...", a type
+    repeated beside a step of its name."""
+    code, out, _ = run("client", "generic")
+    assert code == 0
+    first = out.splitlines()[0]
+    assert first.startswith("# The entry starts ")
+    assert first.endswith(").")
+    code, out, _ = run("routines", "list")
+    assert "deadline-calc (deadline-calc)" not in out
+    assert "deadline-calc" in out
 
 
 @pytest.mark.parametrize(
@@ -190,7 +240,8 @@ def test_store_put_at_the_command_line_takes_a_relative_date_and_says_what_it_be
         "store", "put", "reminder", "--field", "text=rent", "--field", "due=friday"
     )
     assert code == 0, err
-    assert out.strip() == 'Created reminder 1 (store generation 1; due 2026-11-27 (from "friday")).'
+    # Said as the store_put tool says it, with no parentheses nested (issue 30).
+    assert out.strip() == 'Created reminder 1 (store generation 1); due 2026-11-27 (from "friday").'
     code, _, err = run("store", "put", "reminder", "--field", "text=x", "--field", "due=fryday")
     assert code == 1
     assert "'fryday' is not a date (did you mean 'friday'?)" in " ".join(err.split())

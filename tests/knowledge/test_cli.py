@@ -277,3 +277,31 @@ def test_on_a_terminal_kb_remove_asks_and_kb_add_shows_progress_but_json_stays_c
     code, out, screen = _on_a_terminal(["kb", "remove", "garden"], tmp_path, home, b"y\n")
     assert code == 0, screen
     assert "removed collection 'garden'" in out
+
+
+def test_kb_search_with_no_hits_says_so_and_an_unknown_collection_is_an_error(
+    runner: CliRunner, folder: Path
+) -> None:
+    """Issue 30: a search that finds nothing printed nothing and exited 0, and so did one in a
+    collection that does not exist."""
+    empty = runner.invoke(cli, ["kb", "search", "tomatoes"])
+    assert (empty.exit_code, empty.stdout) == (
+        0,
+        "No hits for 'tomatoes' in the knowledge base: try other or fewer words.\n",
+    )
+    unknown = runner.invoke(cli, ["kb", "search", "tomatoes", "--collection", "gardn"])
+    assert unknown.exit_code == 1
+    assert "unknown collection 'gardn' (collections: none yet)" in unknown.stderr
+    runner.invoke(cli, ["kb", "add", str(folder), "--collection", "garden", "--grant"])
+    unknown = runner.invoke(cli, ["kb", "search", "tomatoes", "--collection", "gardn"])
+    assert unknown.exit_code == 1
+    assert "unknown collection 'gardn' (collections: garden)" in unknown.stderr
+    assert "Traceback" not in unknown.output
+    missed = runner.invoke(cli, ["kb", "search", "zeppelin", "--collection", "garden"])
+    assert missed.exit_code == 0
+    assert missed.stdout == (
+        "No hits for 'zeppelin' in collection 'garden': try other or fewer words.\n"
+    )
+    found = runner.invoke(cli, ["kb", "search", "tomatoes", "--collection", "garden"])
+    assert "Watering" in found.stdout
+    assert "No hits" not in found.stdout

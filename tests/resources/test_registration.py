@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -94,3 +96,58 @@ def test_only_a_mount_may_declare_under_the_servers_namespace() -> None:
         ],
     )
     assert registry.resources["prixfixe://servers/fix/fix://a"].owner == "server:fix"
+
+
+def test_templates_are_parsed_by_the_sdks_own_rfc_6570_module_loaded_alone() -> None:
+    """The registry parses templates with the SDK's `uri_template` module, loaded from its
+    file without the SDK's package (whose `__init__` imports client and server): the same
+    parser, so the same templates pass and fail, and the same URIs match."""
+    from mcp import InvalidUriTemplate, UriTemplate
+
+    from prixfixe.declarations import resource
+
+    alone = resource.uri_templates()
+    assert alone is resource.uri_templates()  # loaded once
+    assert alone.__name__ == "prixfixe._sdk_uri_template"
+    assert alone.UriTemplate is not UriTemplate  # its own copy: the SDK's is untouched
+    assert alone.__file__ == sys.modules[UriTemplate.__module__].__file__
+    for text in ("note://{id}", "kb://{c}/doc/{id}{?q,limit}", "x://{+path}"):
+        ours, theirs = alone.UriTemplate.parse(text), UriTemplate.parse(text)
+        assert ours.variable_names == theirs.variable_names
+        uri = theirs.expand({name: "a1" for name in theirs.variable_names})
+        assert ours.match(uri) == theirs.match(uri)
+    with pytest.raises(alone.InvalidUriTemplate):
+        alone.UriTemplate.parse("bad://{a}{b}")
+    with pytest.raises(InvalidUriTemplate):
+        UriTemplate.parse("bad://{a}{b}")
+
+
+def test_without_the_module_file_the_sdk_package_is_imported_instead(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Should a future SDK move the module, the registry still parses templates, through the
+    package (as it did before it was loaded alone)."""
+    import importlib.util
+
+    from prixfixe.declarations import resource
+
+    real_find_spec = importlib.util.find_spec
+
+    def elsewhere(name: str, *args: object) -> object:
+        spec = real_find_spec(name, *args)
+        if name == "mcp" and spec is not None:
+            spec = importlib.util.spec_from_loader("mcp", loader=None, is_package=True)
+            assert spec is not None
+            spec.submodule_search_locations = [str(tmp_path)]  # no shared/uri_template.py
+        return spec
+
+    monkeypatch.setattr(resource, "_URI_TEMPLATES", None)
+    monkeypatch.setattr(importlib.util, "find_spec", elsewhere)
+    import mcp.shared.uri_template
+
+    assert resource.uri_templates() is mcp.shared.uri_template
+    registry = Registry()
+    registry.add_plugin(
+        "p", resources=[ResourceTemplate(uri_template="t://{id}", name="t", reader=_read)]
+    )
+    assert registry.templates["t://{id}"].parsed.variable_names == ["id"]

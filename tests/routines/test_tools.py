@@ -335,7 +335,7 @@ async def test_a_pinned_old_major_is_refused_loudly_before_anything_runs(
         assert "'ecko', which is neither 'report' nor a step type" in _text(typo)
         old = await client.call_tool("report_get", {"schema_major": {"report": 2}})
         assert old.is_error is True
-        assert "'report' data is version 1.0, you pinned major 2" in _text(old)
+        assert "'report' data is version 1.1, you pinned major 2" in _text(old)
 
 
 async def test_routine_run_sends_progress_per_step_when_asked(app: App, revision: str) -> None:

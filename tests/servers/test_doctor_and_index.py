@@ -20,6 +20,7 @@ from prixfixe.servers.status import listing_json
 from prixfixe.system.capability_index import INDEX_URIS
 from prixfixe.system.doctor import doctor_report
 from prixfixe.tokens import count_tokens
+from prixfixe.web.budget import token_budget
 from tests.servers.conftest import fixture_table
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -73,6 +74,7 @@ def test_doctor_starts_no_server_and_says_a_new_servers_tools_are_not_read_yet(
         "mounted": 1,
         "tools": 0,
         "direct_tokens": 0,
+        "mounted_tokens": 0,
         "prixfixe_tokens": count_tokens(app.list_tools_json()),
         "unread": ["fix"],
     }
@@ -98,6 +100,13 @@ async def test_doctor_shows_a_kept_tool_list_and_what_it_would_cost_listed_direc
     assert fix["listed_tokens"] == direct
     assert section["direct_tokens"] == direct  # type: ignore[index]
     assert section["prixfixe_tokens"] == count_tokens(again.list_tools_json())  # type: ignore[index]
+    # Issue 30: the web page's budget says the doctor's figures, counted by the same function.
+    budget = token_budget(again)
+    assert budget.direct_tokens == direct
+    assert budget.listed_tokens == section["prixfixe_tokens"]  # type: ignore[index]
+    # prixfixe's copies (`fix.NAME`, titled) are a second figure, named as such in both.
+    assert budget.mounted_tokens == section["mounted_tokens"] > direct  # type: ignore[index]
+    assert budget.mounted_tokens == sum(r.all_tokens for r in budget.sources if r.name == "fix")
 
 
 def test_a_denied_server_is_shown_denied_and_counts_as_not_mounted(mounted: Mounted) -> None:

@@ -168,3 +168,30 @@ def test_the_budget_is_counted_once_per_registry_version(make_app: AppFactory) -
     assert _facet(after, "late").tools == 1
     assert after.all_listed_tokens > first.all_listed_tokens
     assert after.listed_tokens == first.listed_tokens
+
+
+def test_the_budget_page_gives_the_doctors_direct_figure_beside_prixfixes_copies() -> None:
+    """Issue 30: the doctor said 8,106 tokens for the mounted servers' tools, the page 8,462
+    (prixfixe's `SERVER.tool` copies). The page now says both, each named, in the same numbers
+    as the doctor (`test_doctor_and_index` checks that the figures agree)."""
+    server = BudgetRow("srv", "server", 4, 0, 0, 8_462, direct_tokens=8_106)
+    core = BudgetRow("prixfixe.default_plugins.store", "core", 3, 3, 300, 300)
+    budget = Budget(690, 9_000, DEFAULT_TOKEN_BUDGET, "cl100k_base", (), (core, server))
+    assert (budget.direct_tokens, budget.mounted_tokens) == (8_106, 8_462)
+    page = _page(budget)
+    said = " ".join(page.split())
+    assert "listed directly their tools would cost 8,106 tokens" in said
+    assert "would cost 8,462 were they listed" in said
+    assert '<td class="num" data-label="Tokens listed directly">8,106</td>' in page
+    assert '<td class="num" data-label="Tokens listed directly">—</td>' in page  # not a server
+    alone = Budget(690, 9_000, DEFAULT_TOKEN_BUDGET, "cl100k_base", (), (core,))
+    page = _page(alone)
+    assert "Tokens listed directly" not in page
+    assert "Mounted servers" not in page
+
+
+def _page(budget: Budget) -> str:
+    from prixfixe.web.app import templates
+
+    context = {"nav": (), "path": "/budget", "csrf": "", "logged_in": False}
+    return templates().get_template("budget.html").render(budget=budget, svgs=None, **context)

@@ -156,7 +156,8 @@ def _print(
     from prixfixe.clients.targets import config_file
 
     if launch is not None:
-        click.echo(f"# starts {launch.how}: {describe([launch.command, *launch.args])}")
+        command = describe([launch.command, *launch.args])
+        click.echo(f"# The entry starts {command} ({launch.how}).")
     if target.name == "claude-code":
         where = "every project" if scope == "user" else "this project (.mcp.json)"
         click.echo(f"# Claude Code, for {where}: run")

@@ -103,8 +103,9 @@ def _print_servers(out: Any, section: dict[str, Any]) -> None:
     out.print(table)
     out.print(
         f"  Listed directly their {section['tools']} tools would cost "
-        f"{section['direct_tokens']} tokens; prixfixe lists {section['prixfixe_tokens']} "
-        "(cl100k_base) and finds theirs with tool_search."
+        f"{section['direct_tokens']} tokens ({section['mounted_tokens']} as prixfixe's "
+        f"copies, named SERVER.tool, were they listed); prixfixe lists "
+        f"{section['prixfixe_tokens']} (cl100k_base) and finds theirs with tool_search."
     )
     if section["unread"]:
         names = ", ".join(section["unread"])

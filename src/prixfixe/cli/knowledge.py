@@ -274,12 +274,16 @@ def _show_outline(collection: str, doc: Any, heads: Any, as_json: bool) -> None:
 def kb_search(query: str, collection: str | None, limit: int, as_json: bool) -> None:
     """Search the chunks of every collection (or one) for QUERY, best first: by its words
     (BM25), fused with dense embeddings when [search] knowledge_semantic is on."""
+    from prixfixe.knowledge import catalog
     from prixfixe.knowledge.search import find
 
     app = build_app()
     try:
+        slice_ = _slice(app)
+        if collection is not None:
+            catalog.collection_id(slice_, collection)  # unknown: an error naming the known ones
         found = find(
-            _slice(app), query, collection=collection, limit=limit, semantic=app.semantic_search
+            slice_, query, collection=collection, limit=limit, semantic=app.semantic_search
         )
     finally:
         app.close_store()
@@ -290,6 +294,9 @@ def kb_search(query: str, collection: str | None, limit: int, as_json: bool) -> 
     out = console()
     if found.note:
         console(stderr=True).print(f"[yellow]note:[/] {escape(found.note)}")
+    if not hits:
+        where = f"collection {collection!r}" if collection else "the knowledge base"
+        click.echo(f"No hits for {query!r} in {where}: try other or fewer words.")
     for hit in hits:
         where = f"{hit.path} > {hit.heading}" if hit.heading else hit.path
         out.print(f"[bold]{escape(where)}[/]  [dim]{escape(hit.uri)}[/]")

@@ -71,17 +71,29 @@ def plugins_table(plugins: list[dict[str, Any]], *, costs: bool) -> Any:
 @click.group("plugins", invoke_without_command=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the plugins as JSON.")
 @click.pass_context
-@friendly
 def plugins(ctx: click.Context, as_json: bool) -> None:
     """List installed plugins (built-in and third-party): version, status (and why one was
     skipped or failed), declared authority, and what their tools would cost listed.
 
     `prixfixe plugins install SPEC...` installs plugins into the environment this prixfixe
     runs from, `prixfixe plugins uninstall NAME...` removes them."""
+    # `prixfixe plugins list`, as `steps list`, `kb list`, `tools list`; bare, the same list.
     if ctx.invoked_subcommand is not None:
         if as_json:
             raise click.UsageError("--json applies to the list, not to a subcommand")
         return
+    _plugins(as_json)
+
+
+@plugins.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print the plugins as JSON.")
+def plugins_list(as_json: bool) -> None:
+    """List installed plugins: version, status, declared authority, and token costs."""
+    _plugins(as_json)
+
+
+@friendly
+def _plugins(as_json: bool) -> None:
     from prixfixe.system.doctor import plugins_section
 
     found = plugins_section(build_app(), costs=True)

@@ -191,11 +191,25 @@ def run(name: str, fmt: str, dry_run: bool) -> None:
         sys.exit(1)
 
 
-@click.command("routines")
+@click.group("routines", invoke_without_command=True)
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
-@friendly
-def routines_list(as_json: bool) -> None:
+@click.pass_context
+def routines_list(ctx: click.Context, as_json: bool) -> None:
     """The routines there are (configured, and the built-in morning) with their steps."""
+    # `prixfixe routines list`, as `steps list`, `kb list`, `tools list`; bare, the same list.
+    if ctx.invoked_subcommand is None:
+        _routines(as_json)
+
+
+@routines_list.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+def routines_list_command(as_json: bool) -> None:
+    """The routines there are (configured, and the built-in morning) with their steps."""
+    _routines(as_json)
+
+
+@friendly
+def _routines(as_json: bool) -> None:
     from rich.table import Table
 
     app = build_app()
@@ -213,7 +227,11 @@ def routines_list(as_json: bool) -> None:
         return
     table = Table("routine", "steps", "from", "description")
     for r in rows:
-        steps = ", ".join(f"{s['name']} ({s['type']})" for s in r["steps"])
+        # A step's type in parentheses only when its name does not say it already.
+        steps = ", ".join(
+            s["name"] if s["name"] == s["type"] else f"{s['name']} ({s['type']})"
+            for s in r["steps"]
+        )
         table.add_row(r["name"], escape(steps), escape(r["source"]), escape(r["description"]))
     console().print(table)
 

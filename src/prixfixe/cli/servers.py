@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from prixfixe.cli._common import build_app, console, echo_json, escape, fail, friendly, yes
-from prixfixe.words import plural
+from prixfixe.words import plural, shorten
 
 if TYPE_CHECKING:
     from prixfixe.config import LoadedConfig, ServerConfig
@@ -201,7 +201,7 @@ def _print_probe(result: Probe) -> None:
     if offers:
         out.print("  also offers " + ", ".join(offers))
     for tool in result.tools:
-        summary = (tool.description or "").strip().split("\n", 1)[0][:100]
+        summary = shorten((tool.description or "").strip().split("\n", 1)[0], 100)
         out.print(f"  {escape(result.name)}.{escape(tool.name)}  [dim]{escape(summary)}[/]")
     out.print(f"[dim]Tool list kept in {escape(str(result.kept))}[/]")
 
@@ -269,7 +269,8 @@ def servers_import(
         click.echo(f"Nothing to import from {result.path}; nothing was written.")
         return
     if outcome.added:
-        click.echo(f"Added {len(outcome.added)} to {target}: {', '.join(outcome.added)}")
+        added = plural(len(outcome.added), "server")
+        click.echo(f"Added {added} to {target}: {', '.join(outcome.added)}")
     if outcome.replaced:
         click.echo(f"Replaced in {target}: {', '.join(outcome.replaced)}")
 

@@ -130,7 +130,8 @@ def _put(app: Any, kind: str, given: dict[str, Any] | list[Any], record_id: int 
         # Worded as the tool's dispatch words a failing handler: a message, not a traceback.
         raise PrixfixeError(f"tool 'store_put' failed: {type(exc).__name__}: {exc}") from None
     verb = "Updated" if record_id is not None else "Created"
-    return f"{verb} {kind} {written.id} (store generation {written.generation}{said})."
+    # As the tool says it: the dates after the parenthesis, not nested inside it.
+    return f"{verb} {kind} {written.id} (store generation {written.generation}){said}."
 
 
 def _dated(declared: Any, item: Any, today: Any, index: int) -> Any:
@@ -150,18 +151,31 @@ def _dated(declared: Any, item: Any, today: Any, index: int) -> Any:
 @store.command("put")
 @click.argument("kind")
 @click.option(
-    "--json",
+    "--record",
     "record_json",
     metavar="JSON",
     help="The record as a JSON object (or an array: all put in one transaction).",
 )
+# `--json` means "print JSON" on every other command; here it was the record. Still taken,
+# unlisted, with a note on stderr: scripts written against the old spelling keep working.
+@click.option("--json", "old_json", metavar="JSON", hidden=True)
 @click.option("--field", "fields", multiple=True, metavar="KEY=VALUE", help="One field; repeat.")
 @click.option("--id", "record_id", type=int, default=None, help="Update this record.")
 @friendly
 def store_put(
-    kind: str, record_json: str | None, fields: tuple[str, ...], record_id: int | None
+    kind: str,
+    record_json: str | None,
+    old_json: str | None,
+    fields: tuple[str, ...],
+    record_id: int | None,
 ) -> None:
-    """Create a KIND record (or update one with --id) from --json and/or --field."""
+    """Create a KIND record (or update one with --id) from --record and/or --field."""
+    hint = "--record"
+    if old_json is not None:
+        if record_json is not None:
+            raise click.UsageError("give the record once, with --record")
+        click.echo("note: `--json` for the record is deprecated; use `--record`", err=True)
+        record_json, hint = old_json, "--json"
     app = build_app()
     try:
         given: Any = {}
@@ -169,15 +183,15 @@ def store_put(
             try:
                 given = json.loads(record_json)
             except ValueError as exc:
-                raise click.BadParameter(f"not valid JSON: {exc}", param_hint="--json") from None
+                raise click.BadParameter(f"not valid JSON: {exc}", param_hint=hint) from None
         extra = _field_values(app, kind, fields)
         if isinstance(given, list):
             if extra or record_id is not None:
                 raise click.UsageError("a JSON array cannot be combined with --field or --id")
         elif not isinstance(given, dict):
-            raise click.BadParameter("expected a JSON object or array", param_hint="--json")
+            raise click.BadParameter("expected a JSON object or array", param_hint=hint)
         elif not given and not extra:
-            raise click.UsageError("give the record with --json or --field")
+            raise click.UsageError("give the record with --record or --field")
         else:
             given = {**given, **extra}
         click.echo(_put(app, kind, given, record_id))
@@ -220,6 +234,12 @@ def store_query(
     if as_json:
         echo_json(data)
         return
+    out = console()
+    if not data["records"]:
+        which = "" if include_closed else "open "
+        filtered = " matching --where" if where is not None else ""
+        more = " on this page" if cursor else ""
+        out.print(f"No {which}{kind} records{filtered}{more}.", markup=False)
     names: list[str] = []
     for r in data["records"]:
         names += [n for n in r["record"] if n not in names]
@@ -228,8 +248,8 @@ def store_query(
         cells = [_cell(r["record"].get(n)) for n in names]
         closed = "" if not r["closed"] else f"yes{': ' + r['reason'] if r['reason'] else ''}"
         table.add_row(str(r["id"]), *cells, escape(closed))
-    out = console()
-    out.print(table)
+    if data["records"]:
+        out.print(table)
     for d in data.get("damaged", []):
         out.print(
             f"[yellow]Left out, damaged[/]: {escape(kind)} {d['id']} ({escape(d['problem'])}; "

@@ -1,4 +1,5 @@
-"""`prixfixe tools search|describe|list`: the discovery trio and the listing, for people."""
+"""`prixfixe tools search|describe|list|call`: the discovery trio and the listing, for people;
+`call` runs one tool through the dispatch `tool_invoke` takes (`App.call_tool`)."""
 
 from __future__ import annotations
 
@@ -117,6 +118,87 @@ def tools_list(show_all: bool, as_json: bool) -> None:
             r["name"], r["facet"], yes(r["mutates"]), yes(r["listed"]), escape(r["summary"])
         )
     console().print(table)
+
+
+@tools.command("call")
+@click.argument("name")
+@click.option(
+    "--arg",
+    "pairs",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="One argument; repeat. VALUE is read as JSON when it parses (3, true, [1,2]), else as "
+    "text; always text for a string argument.",
+)
+@click.option("--json-args", metavar="JSON", help="The arguments as a JSON object.")
+@click.option("--json", "as_json", is_flag=True, help="Print the structured result as JSON.")
+@friendly
+def tools_call(name: str, pairs: tuple[str, ...], json_args: str | None, as_json: bool) -> None:
+    """Call tool NAME, as an agent's tool_invoke does, and print its result."""
+    import anyio
+
+    from prixfixe.errors import PrixfixeError
+
+    arguments: dict[str, Any] = {}
+    if json_args is not None:
+        try:
+            arguments = json.loads(json_args)
+        except ValueError as exc:
+            raise click.BadParameter(f"not valid JSON: {exc}", param_hint="--json-args") from None
+        if not isinstance(arguments, dict):
+            raise click.BadParameter("expected a JSON object", param_hint="--json-args")
+    app = build_app()
+    try:
+        arguments.update(_arg_values(app, name, pairs))
+
+        async def call() -> Any:
+            async with app.serving(folders=False):  # a mounted server's tool needs its server
+                return await app.call_tool(name, arguments)
+
+        result = anyio.run(call)
+    finally:
+        app.close_store()
+    if getattr(result, "is_error", None) is None:  # input_required: no client to ask
+        raise PrixfixeError(
+            f"tool {name!r} asks for input, which the command line cannot give; "
+            "pass every argument it needs"
+        )
+    texts = [item.text for item in result.content if getattr(item, "type", "") == "text"]
+    if result.is_error:
+        raise PrixfixeError("\n".join(texts) or f"tool {name!r} failed")
+    if as_json:
+        if result.structured_content is not None:
+            echo_json(result.structured_content)
+        else:
+            echo_json(result.model_dump(mode="json", by_alias=True, exclude_none=True))
+        return
+    for item in result.content:
+        if item.type == "text":
+            click.echo(item.text)
+        else:
+            mime = getattr(item, "mime_type", None) or getattr(item, "uri", None) or ""
+            click.echo(f"({item.type} content{': ' + mime if mime else ''}; see --json)")
+
+
+def _arg_values(app: Any, name: str, pairs: tuple[str, ...]) -> dict[str, Any]:
+    """`--arg k=v` as the tool's input schema reads it: text for a string property, else JSON
+    when it parses, else text (`--arg due=friday`)."""
+    entry = app.registry.tools.get(name)  # unknown: the call names it, with suggestions
+    props = entry.input_schema.get("properties", {}) if entry is not None else {}
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--arg")
+        prop = props.get(key)
+        if isinstance(prop, dict) and prop.get("type") == "string":
+            out[key] = raw
+            continue
+        try:
+            out[key] = json.loads(raw)
+        except ValueError:
+            out[key] = raw
+    return out
 
 
 def _schema(out: Any, schema: dict[str, Any]) -> None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from prixfixe.declarations.declaration_type import DeclarationType
@@ -180,8 +182,48 @@ def _admit_resource(resource: Resource, owner: str) -> Resource:
     return replace(resource, owner=owner)
 
 
+def uri_templates() -> ModuleType:
+    """The SDK's RFC 6570 module (`UriTemplate`, `InvalidUriTemplate`), without the SDK.
+
+    `from mcp import UriTemplate` runs the package's `__init__`, which imports the whole SDK,
+    client and server (over a second of CPU): a command that builds the app only to query the
+    store would pay it for parsing a few templates. The module itself needs the standard
+    library alone, so it is loaded from its file in the installed SDK, once, under a private
+    name (the SDK's own copy, if it is imported later, is untouched). Should a future SDK move
+    it, the package import is the fallback."""
+    global _URI_TEMPLATES
+    if _URI_TEMPLATES is not None:
+        return _URI_TEMPLATES
+    import importlib.util
+    import sys
+
+    sdk = importlib.util.find_spec("mcp")  # finds the package; runs none of it
+    places = (sdk.submodule_search_locations or []) if sdk is not None else []
+    found = [p for w in places if (p := Path(w, "shared", "uri_template.py")).is_file()]
+    spec = importlib.util.spec_from_file_location(_PRIVATE_NAME, found[0]) if found else None
+    if spec is None or spec.loader is None:
+        import mcp.shared.uri_template as module
+
+        _URI_TEMPLATES = module
+        return module
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[_PRIVATE_NAME] = module  # dataclasses look their module up while defined
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[_PRIVATE_NAME]
+        raise
+    _URI_TEMPLATES = module
+    return module
+
+
+_PRIVATE_NAME = "prixfixe._sdk_uri_template"
+_URI_TEMPLATES: ModuleType | None = None
+
+
 def _admit_template(template: ResourceTemplate, owner: str) -> RegisteredTemplate:
-    from mcp import InvalidUriTemplate, UriTemplate
+    sdk = uri_templates()
+    UriTemplate, InvalidUriTemplate = sdk.UriTemplate, sdk.InvalidUriTemplate
 
     where = f"plugin {owner!r} resource template {template.uri_template!r}"
     try:

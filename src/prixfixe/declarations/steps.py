@@ -227,6 +227,9 @@ class StepType:
     hosts: tuple[str, ...] = ()
     hosts_from_params: Callable[[Any], Sequence[str]] | None = None
     env: tuple[str, ...] = ()
+    #: Its section's heading in a report (`Deadlines`) when a step keeps the type's name;
+    #: empty: the step's name is the heading.
+    title: str = ""
     owner: str = field(default="", compare=False)
 
     @property

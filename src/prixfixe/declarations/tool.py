@@ -19,6 +19,7 @@ from prixfixe.declarations.declaration_type import DeclarationType
 from prixfixe.declarations.interaction import Interactive
 from prixfixe.errors import RegistryError
 from prixfixe.schema import model_schema
+from prixfixe.words import shorten
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -122,7 +123,7 @@ class Tool:
         """The description's first sentence: what search results show instead of a schema."""
         first = self.description.strip().split("\n", 1)[0].strip()
         sentence = re.split(r"(?<=[.!?])\s", first, maxsplit=1)[0]
-        return sentence if len(sentence) <= 160 else sentence[:157].rstrip() + "..."
+        return shorten(sentence, 160)
 
 
 # -- registration ---------------------------------------------------------------------------

@@ -11,15 +11,18 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
 from prixfixe.core.paging import decode_cursor, encode_cursor
 from prixfixe.declarations.resource import ListedResource, ResourceBody, ResourceContext
 from prixfixe.errors import InvalidListCursorError, KnowledgeError, ResourceNotFoundError
-from prixfixe.knowledge import KNOWLEDGE_OWNER, catalog, health, results, search, sections
+from prixfixe.knowledge import KNOWLEDGE_OWNER, catalog, results, sections
 from prixfixe.knowledge.backend import KnowledgeTables, tables_of
+
+if TYPE_CHECKING:
+    from prixfixe.knowledge import search
 
 T = TypeVar("T")
 MARKDOWN = "text/markdown"
@@ -211,6 +214,8 @@ async def read_stats(ctx: ResourceContext, variables: Mapping[str, str]) -> str:
 
 
 async def read_health(ctx: ResourceContext, variables: Mapping[str, str]) -> str:
+    from prixfixe.knowledge import health  # with the search index's modules: only when read
+
     found = await anyio.to_thread.run_sync(
         lambda: health.health(
             lambda: ctx.app.store, KNOWLEDGE_OWNER, semantic=ctx.app.semantic_search
@@ -220,6 +225,8 @@ async def read_health(ctx: ResourceContext, variables: Mapping[str, str]) -> str
 
 
 async def read_search(ctx: ResourceContext, variables: Mapping[str, str]) -> ResourceBody:
+    from prixfixe.knowledge import search  # the ranker, only when searched
+
     query = variables.get("q", "")
     if not query.strip():
         raise KnowledgeError(

@@ -6,7 +6,10 @@ server's own words.
 
 from __future__ import annotations
 
-from prixfixe.knowledge.search import Found
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the ranker's modules load when a search runs, not with the readers
+    from prixfixe.knowledge.search import Found
 
 
 def render(query: str, found: Found) -> str:

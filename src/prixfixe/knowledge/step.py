@@ -179,6 +179,7 @@ def register_step_types(register: Callable[[StepType], None]) -> None:
     register(
         StepType(
             name="kb-search",
+            title="Knowledge search",
             description="Search the knowledge base: the best sections for a query, each with "
             "its document, heading, a snippet and the URI to read it, and the search mode.",
             params_model=KbSearchParams,

@@ -141,7 +141,9 @@ async def run(routine: Routine, context: RunContext, on_step: OnStep | None = No
 
 async def run_step(call: StepCall, context: RunContext) -> tuple[StepResult, str]:
     """Run one step to a result: its data, or its failure as data. Only cancellation escapes."""
-    base = {"name": call.name, "type": call.type.name, "version": call.type.version}
+    base: dict[str, Any] = {"name": call.name, "type": call.type.name, "version": call.type.version}
+    if call.type.title and call.name == call.type.name:
+        base["title"] = call.type.title
     try:
         with anyio.fail_after(call.timeout):
             data, markdown = await _attempt(call, context)

@@ -16,7 +16,8 @@ from prixfixe.routines.spec import INLINE_ROUTINE, STEP_ROUTINE
 from prixfixe.words import plural
 
 #: The report envelope's schema version. Same policy as step data: minor adds, major breaks.
-REPORT_VERSION = "1.0"
+#: 1.1: a step's `title`.
+REPORT_VERSION = "1.1"
 #: The pin key that names the envelope in `schema_major` (step types are pinned by name).
 REPORT_PIN = "report"
 
@@ -33,6 +34,13 @@ class StepResult(BaseModel):
     version: str
     data: dict[str, Any] | None = None
     error: Failure | None = None
+    #: Its section's heading for people: its type's title when the step kept the type's name
+    #: (`deadline-calc` is "Deadlines"), else None and the heading is its name (since 1.1).
+    title: str | None = None
+
+    @property
+    def heading(self) -> str:
+        return self.title or self.name
 
 
 class Report(BaseModel):
@@ -75,10 +83,10 @@ def render(report: Report, sections: Sequence[str], note: str = "") -> str:
     ]
     for step, section in zip(report.steps, sections, strict=True):
         if step.status == "ok" or step.error is None:
-            lines += [f"## {step.name}", "", section.strip() or "_Nothing to report._", ""]
+            lines += [f"## {step.heading}", "", section.strip() or "_Nothing to report._", ""]
         else:
             lines += [
-                f"## {step.name} — failed ({step.error.kind})",
+                f"## {step.heading} — failed ({step.error.kind})",
                 "",
                 f"> {step.error.message}",
                 "",

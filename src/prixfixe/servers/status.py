@@ -30,10 +30,13 @@ def listing_json(tools: Iterable[types.Tool]) -> str:
 
 
 def listing_tokens(tools: Iterable[types.Tool]) -> int:
-    """cl100k tokens a model reads when a client lists `tools` (their wire JSON)."""
+    """cl100k tokens a model reads when a client lists `tools` (their wire JSON); no tools
+    cost nothing. The one count of a tool listing: the doctor, `prixfixe plugins`, `servers
+    list` and the web page's budget all call it, so a figure they share is the same number."""
     from prixfixe.tokens import count_tokens
 
-    return count_tokens(listing_json(tools))
+    tools = list(tools)
+    return count_tokens(listing_json(tools)) if tools else 0
 
 
 @dataclass(frozen=True)

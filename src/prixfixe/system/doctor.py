@@ -6,7 +6,6 @@ part with each plugin's token cost (`plugins_section(app, costs=True)`)."""
 
 from __future__ import annotations
 
-import json
 import platform
 from collections.abc import Iterable, Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
@@ -93,10 +92,12 @@ def plugin_authority(app: DoctorSubject, owner: str) -> dict[str, Any]:
     }
 
 
-def _wire_json(tools: Iterable[RegisteredTool]) -> str:
-    """Tools as `tools/list` carries them (compact JSON, as `App.list_tools_json`)."""
-    wire = [e.wire.model_dump(mode="json", by_alias=True, exclude_none=True) for e in tools]
-    return json.dumps(wire, separators=(",", ":"), ensure_ascii=False) if wire else ""
+def _listed_tokens(tools: Iterable[RegisteredTool]) -> int:
+    """Tokens of tools as `tools/list` carries them, counted as every figure of a tool
+    listing is (`servers.status.listing_tokens`: the budget page's too)."""
+    from prixfixe.servers.status import listing_tokens
+
+    return listing_tokens(e.wire for e in tools)
 
 
 def plugin_costs(app: DoctorSubject, owners: Iterable[str]) -> dict[str, dict[str, int]]:
@@ -126,8 +127,8 @@ def plugin_costs(app: DoctorSubject, owners: Iterable[str]) -> dict[str, dict[st
             }
         costs[owner] = {
             "tools": len(tools),
-            "tools_list": count_tokens(_wire_json(tools)),
-            "listed": count_tokens(_wire_json(listed)),
+            "tools_list": _listed_tokens(tools),
+            "listed": _listed_tokens(listed),
             **index,
         }
     return costs
@@ -159,15 +160,23 @@ def plugins_section(app: DoctorSubject, *, costs: bool = False) -> list[dict[str
 def servers_section(app: DoctorSubject, prixfixe_tokens: int) -> dict[str, Any]:
     """Each mounted server's state, tool count and what its tools would cost a model listed
     directly (cl100k), against what prixfixe's own default listing costs."""
+    from prixfixe.declarations.resource import MOUNT_OWNER_PREFIX
     from prixfixe.servers.status import statuses
 
     found = statuses(app.config.model.servers, app.home, app.exposure.deny)
     mounted = [s for s in found if s.enabled and not s.denied]
+    copies = {
+        s.name: [e for e in app.registry if e.tool.owner == MOUNT_OWNER_PREFIX + s.name]
+        for s in mounted
+    }
     return {
         "servers": [s.as_dict() for s in found],
         "mounted": len(mounted),
         "tools": sum(s.tools or 0 for s in mounted),
         "direct_tokens": sum(s.listed_tokens or 0 for s in mounted),
+        # The same tools as prixfixe registers them (`SERVER.tool`, with a title), each server
+        # counted as a listing of its own, as the web page's budget rows count them.
+        "mounted_tokens": sum(_listed_tokens(tools) for tools in copies.values()),
         "prixfixe_tokens": prixfixe_tokens,
         "unread": [s.name for s in mounted if s.tools is None],
     }

@@ -123,6 +123,7 @@ def register_step_types(register: Callable[[StepType], None]) -> None:
     register(
         StepType(
             name="capability-index",
+            title="Capability index",
             description=(
                 "The capability index (what this server can do) as the prixfixe://"
                 "capability-index resources hold it: summary, full or stats."

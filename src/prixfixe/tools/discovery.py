@@ -17,6 +17,7 @@ from prixfixe.declarations.hookspecs import hookimpl
 from prixfixe.declarations.tool import Tool, ToolContext, ToolResult
 from prixfixe.errors import ToolRefusedError
 from prixfixe.schema import shape_text
+from prixfixe.words import shorten
 
 if TYPE_CHECKING:
     from prixfixe.core.facets import Exposure
@@ -146,8 +147,8 @@ def contents_lines(
 def _first_sentence(text: str) -> str:
     first = " ".join(text.split())
     sentence = re.split(r"(?<=[.!?:])\s", first, maxsplit=1)[0]
-    sentence = sentence if len(sentence) <= 100 else sentence[:97].rstrip() + "..."
-    return sentence if sentence.endswith((".", "!", "?", ":")) else sentence + "."
+    sentence = shorten(sentence, 100)
+    return sentence if sentence.endswith((".", "!", "?", ":", "…")) else sentence + "."
 
 
 def search_data(
@@ -206,9 +207,7 @@ def search_text(data: SearchOutput, listed: Callable[[str], bool]) -> str:
             if on
         ]
         shown_notes = f" ({', '.join(notes)})" if notes else ""
-        summary = m.summary
-        if len(summary) > SUMMARY_CHARS:
-            summary = summary[: SUMMARY_CHARS - 3].rstrip() + "..."
+        summary = shorten(m.summary, SUMMARY_CHARS)
         lines.append(f"- {m.name}{shown_notes}: {summary}")
     return "\n".join(lines)
 

@@ -21,7 +21,7 @@ from prixfixe.app import DEFAULT_TOKEN_BUDGET
 from prixfixe.core.plugins import DEFAULT_PLUGINS
 from prixfixe.core.registry import RegisteredTool, Registry
 from prixfixe.declarations.resource import MOUNT_OWNER_PREFIX
-from prixfixe.servers.status import listing_json, statuses
+from prixfixe.servers.status import listing_tokens, statuses
 from prixfixe.tokens import EncodingName, count_tokens
 
 if TYPE_CHECKING:
@@ -64,6 +64,22 @@ class Budget:
     #: Built-in plugins ("core"), other plugins and mounted servers, in registration order.
     sources: tuple[BudgetRow, ...]
 
+    @property
+    def servers(self) -> tuple[BudgetRow, ...]:
+        return tuple(r for r in self.sources if r.kind == "server")
+
+    @property
+    def direct_tokens(self) -> int:
+        """The mounted servers' tools listed by direct connections to them: the doctor's
+        "Listed directly ... would cost" figure."""
+        return sum(r.direct_tokens or 0 for r in self.servers)
+
+    @property
+    def mounted_tokens(self) -> int:
+        """The same tools as prixfixe's copies (`SERVER.tool`, with a title), were each
+        server's listed: the doctor's "as prixfixe's copies" figure."""
+        return sum(r.all_tokens for r in self.servers)
+
 
 _cache: weakref.WeakKeyDictionary[Registry, tuple[tuple[int, Exposure], Budget]] = (
     weakref.WeakKeyDictionary()
@@ -89,7 +105,7 @@ def token_budget(app: App) -> Budget:
 
 def _tokens(tools: Sequence[RegisteredTool]) -> int:
     """cl100k tokens of `tools` as a `tools/list` of their own; no tools cost nothing."""
-    return count_tokens(listing_json(e.wire for e in tools), ENCODING) if tools else 0
+    return listing_tokens(e.wire for e in tools)
 
 
 def _row(

@@ -112,7 +112,7 @@ async def test_git_status_expands_glob_patterns_and_says_when_all_are_clean(
         remote_and_clone(tmp_path, name)
     data, markdown = await step(make_app, "git-status", repos=[str(tmp_path / "[ab]")])
     assert [r["name"] for r in data["repos"]] == ["a", "b"]
-    assert markdown.split("\n", 4)[4].startswith("## git-status\n\nAll 2 repositories are clean.")
+    assert markdown.split("\n", 4)[4].startswith("## Repositories\n\nAll 2 repositories are clean.")
 
 
 async def test_one_clean_repository_is_said_in_the_singular(
@@ -121,7 +121,7 @@ async def test_one_clean_repository_is_said_in_the_singular(
     _, clean = remote_and_clone(tmp_path, "only")
     data, markdown = await step(make_app, "git-status", repos=[str(clean)])
     assert data["counts"] == {"clean": 1}
-    assert "## git-status\n\nThe repository is clean." in markdown
+    assert "## Repositories\n\nThe repository is clean." in markdown
 
 
 @pytest.mark.parametrize("type_", ["git-status", "git-unpushed", "git-tend"])

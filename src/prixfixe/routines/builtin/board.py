@@ -146,6 +146,7 @@ def register_step_types(register: Callable[[StepType], None]) -> None:
     register(
         StepType(
             name="board-scan",
+            title="Board",
             description="Tasks on a board kept as markdown files in lane folders: counts per "
             "lane, titles, due dates, overdue flagged.",
             params_model=BoardParams,

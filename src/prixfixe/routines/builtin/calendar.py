@@ -326,6 +326,7 @@ def register_step_types(register: Callable[[StepType], None]) -> None:
     register(
         StepType(
             name="reminders",
+            title="Reminders",
             description="Reminders due and overdue, from the store (recurring ones on their "
             "next occurrence).",
             params_model=RemindersParams,
@@ -337,6 +338,7 @@ def register_step_types(register: Callable[[StepType], None]) -> None:
     register(
         StepType(
             name="deadline-calc",
+            title="Deadlines",
             description="Days left to each deadline (the store's and any given), overdue flagged.",
             params_model=DeadlineParams,
             data_model=DeadlineData,
@@ -347,6 +349,7 @@ def register_step_types(register: Callable[[StepType], None]) -> None:
     register(
         StepType(
             name="countdown-calc",
+            title="Countdowns",
             description="Where each countdown stands: work day n of total, work days and days "
             "left.",
             params_model=CountdownParams,

@@ -30,7 +30,7 @@ from __future__ import annotations
 import glob as globbing
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -39,9 +39,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from prixfixe.declarations.hookspecs import hookimpl
 from prixfixe.declarations.steps import PathNeeds, StepContext, StepOutput, StepType
 from prixfixe.errors import StepFailure
-from prixfixe.leash import Completed, libgit
+from prixfixe.leash import Completed
 from prixfixe.leash.exec import CommandLine, Slot, read_path, write_path
 from prixfixe.words import plural
+
+if TYPE_CHECKING:
+    # At run time libgit (and pygit2, ~0.1 s to import) is imported by the steps that read:
+    # registering them, as every command that builds the app does, needs neither.
+    from prixfixe.leash import libgit
 
 MAX_CONCURRENT_REPOS = 8
 #: No prompts (a fetch must fail, not wait for a password), no optional index locks (status
@@ -261,6 +266,8 @@ async def probe(ctx: StepContext, path: Path) -> Porcelain | tuple[RepoState, st
 async def read_status(path: Path) -> Porcelain | tuple[RepoState, str | None]:
     """`probe`'s answer read through libgit2 in a worker thread: no git process, nothing the
     repository names runs. A step's timeout abandons the thread (it cannot be killed)."""
+    from prixfixe.leash import libgit
+
     try:
         found = await anyio.to_thread.run_sync(libgit.status, path, abandon_on_cancel=True)
     except libgit.ReadError as exc:
@@ -269,6 +276,8 @@ async def read_status(path: Path) -> Porcelain | tuple[RepoState, str | None]:
 
 
 def _porcelain(found: libgit.Found | libgit.Missing) -> Porcelain | tuple[RepoState, None]:
+    from prixfixe.leash import libgit
+
     if isinstance(found, libgit.Missing):
         return ("missing" if found.state == "missing" else "not-a-repo"), None
     return Porcelain(**{name: getattr(found, name) for name in Porcelain.model_fields})
@@ -414,6 +423,8 @@ class UnpushedData(BaseModel):
 
 
 async def git_unpushed(ctx: StepContext, params: UnpushedParams) -> StepOutput:
+    from prixfixe.leash import libgit
+
     async def one(item: tuple[str, Path]) -> RepoUnpushed:
         given, path = item
         base = {"path": str(path), "name": path.name or given}
@@ -639,6 +650,7 @@ def register_step_types(register: Callable[[StepType], None]) -> None:
     register(
         StepType(
             name="git-status",
+            title="Repositories",
             description="Status of each repository: clean, dirty, ahead, behind, diverged, "
             "missing or not-a-repo, with counts of changes and commits ahead and behind.",
             params_model=StatusParams,
@@ -653,6 +665,7 @@ def register_step_types(register: Callable[[StepType], None]) -> None:
     register(
         StepType(
             name="git-unpushed",
+            title="Unpushed commits",
             description="Commits not on the upstream (or on no remote, without an upstream) in "
             "each repository.",
             params_model=UnpushedParams,
@@ -665,6 +678,7 @@ def register_step_types(register: Callable[[StepType], None]) -> None:
     register(
         StepType(
             name="git-tend",
+            title="Repositories tended",
             description="Fetch each repository and fast-forward a clean branch that is only "
             "behind; never merges, rebases or touches diverged, dirty or detached ones.",
             params_model=TendParams,
