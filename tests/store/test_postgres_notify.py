@@ -118,9 +118,12 @@ def test_a_write_through_one_store_reaches_the_others_observers_once(
         StoreChange(moved.generation, "put", "reminder", (first.id,)),
         StoreChange(closed.generation, "close", "reminder", (first.id,)),
     ]
-    # Each store's own writes are announced by the writer, the other's by its listener.
+    # Each store's own writes are announced by the writer, the other's by its listener: each
+    # change once. b's own close is announced as it commits, so a's earlier writes, heard
+    # through b's listener, may come after it on a loaded machine (seen in CI): once each,
+    # in any order.
     assert heard_a.changes == expected
-    assert heard_b.changes == expected
+    assert sorted(heard_b.changes, key=lambda c: c.generation) == expected
 
 
 def test_a_batch_of_500_reaches_the_other_store_with_every_id(
