@@ -152,15 +152,11 @@ async def program_run(ctx: ToolContext, args: ProgramInput) -> ToolResult:
 
 
 USAGE = (
-    "Write Python; call tools with r = await call_tool('store_query', {'kind': 'reminder'}) "
-    "(the same arguments a direct call takes). r is the tool's structured result as dicts "
-    "and lists (tool_describe NAME shows its shape under Returns), else its text. A failed "
-    "call raises ToolError (catch it with try/except). Run calls at once with "
-    "asyncio.gather. The last expression is the result: return only what you need. No "
-    "files, network, environment or imports beyond json, re, math, datetime, asyncio, "
-    "collections, itertools. Not callable inside: program_run and the discovery tools. "
-    "Limits ([programs]): wall time, memory, tool calls, result size (a larger value is "
-    "cut); limits lowers them."
+    "r = await call_tool('store_query', {'kind': 'reminder'}) gives the tool's structured "
+    "result as dicts and lists (its shape: tool_describe NAME, under Returns), else its text; "
+    "a failed call raises ToolError. asyncio.gather runs calls at once. Return only what you "
+    "need (the last expression, or return). No files, network or environment; imports: json, "
+    "re, math, datetime, asyncio, collections, itertools."
 )
 
 
