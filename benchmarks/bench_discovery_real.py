@@ -352,7 +352,11 @@ def prixfixe_setup(root: Path, url: str, semantic: bool) -> Setup:
     return setup
 
 
-def fastmcp_params(setup: Setup, python: Path) -> StdioServerParameters:
+def fastmcp_params(
+    setup: Setup, python: Path, server: Path = FASTMCP_SERVER
+) -> StdioServerParameters:
+    """fastmcp's proxy of `setup`'s servers (`server`: which of the peer's scripts serves it)
+    on fastmcp's own interpreter, over stdio."""
     servers = {
         s.name: {"command": s.command, "args": list(s.args), "env": s.env} for s in setup.specs
     }
@@ -360,7 +364,7 @@ def fastmcp_params(setup: Setup, python: Path) -> StdioServerParameters:
     config.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
     return StdioServerParameters(
         command=str(python),
-        args=[str(FASTMCP_SERVER), str(config)],
+        args=[str(server), str(config)],
         env={"FASTMCP_LOG_LEVEL": "ERROR", "FASTMCP_SHOW_SERVER_BANNER": "false"},
     )
 

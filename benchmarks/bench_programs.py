@@ -54,6 +54,7 @@ from mcp import Client, StdioServerParameters
 
 from benchmarks._common import ROOT, markdown_table, write_json, write_section
 from benchmarks.bench_agent_tokens import compact, listing_json, result_text, tokens
+from benchmarks.bench_discovery_real import fastmcp_params
 from benchmarks.bench_servers import Setup
 
 NAME = "programs"
@@ -473,16 +474,7 @@ def fresh_setup(root: Path, url: str, name: str) -> Setup:
 
 
 def codemode_params(setup: Setup, python: Path) -> StdioServerParameters:
-    servers = {
-        s.name: {"command": s.command, "args": list(s.args), "env": s.env} for s in setup.specs
-    }
-    config = setup.root / "fastmcp.json"
-    config.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
-    return StdioServerParameters(
-        command=str(python),
-        args=[str(CODEMODE_SERVER), str(config)],
-        env={"FASTMCP_LOG_LEVEL": "ERROR", "FASTMCP_SHOW_SERVER_BANNER": "false"},
-    )
+    return fastmcp_params(setup, python, CODEMODE_SERVER)
 
 
 async def measure(root: Path, url: str, fastmcp: Path | None) -> dict[str, Any]:
