@@ -52,12 +52,14 @@ async def test_each_call_is_logged_with_its_outcome_duration_tokens_and_client(
     app = make_app(config=LEXICAL)
     async with Client(build_server(app), mode="legacy") as client:
         found = await client.call_tool("tool_search", {"query": "weather forecast for a city"})
-        missed = await client.call_tool("tool_search", {"query": NO_MATCH})
+        await client.call_tool("tool_search", {"query": NO_MATCH})
         forecast = await client.call_tool(
             "tool_invoke", {"name": "weather.forecast", "arguments": {"city": "Lisbon"}}
         )
         failed = await client.call_tool("tool_invoke", {"name": "archive_explode"})
-    assert not found.is_error and not forecast.is_error and failed.is_error
+    assert not found.is_error
+    assert not forecast.is_error
+    assert failed.is_error
     calls = list(reversed(logged(app)))  # oldest first
     assert [(c.tool, c.via, c.outcome) for c in calls] == [
         ("tool_search", None, "ok"),
@@ -70,7 +72,8 @@ async def test_each_call_is_logged_with_its_outcome_duration_tokens_and_client(
     search, miss, inner = calls[0], calls[1], calls[2]
     assert (search.query, search.good_match) == ("weather forecast for a city", True)
     assert (miss.query, miss.good_match) == (NO_MATCH, False)
-    assert inner.facet == "weather" and inner.server is None
+    assert inner.facet == "weather"
+    assert inner.server is None
     text = forecast.content[0].text  # type: ignore[union-attr]
     assert inner.tokens == count_tokens(text) > 0
     assert all(c.duration_ms >= 0 and c.client == "mcp" for c in calls)
@@ -179,7 +182,8 @@ async def test_a_call_whose_entry_cannot_be_written_still_answers(
         app.activity.flush()
         second = await client.call_tool("tool_search", {"query": "forecast"})
         app.activity.flush()
-    assert not first.is_error and not second.is_error
+    assert not first.is_error
+    assert not second.is_error
     assert "activity log: 1 calls not written" in caplog.text
     assert caplog.text.count("not written") == 1  # once, not for every call
 
@@ -216,8 +220,10 @@ async def test_the_cli_shows_calls_failures_and_searches_without_a_good_match(
     shown = runner.invoke(cli, ["activity"])
     assert shown.exit_code == 0, shown.output
     assert "3 tool calls since" in shown.output
-    assert "Searches with no good match" in shown.output and NO_MATCH in shown.output
-    assert "archive_explode" in shown.output and "error" in shown.output
+    assert "Searches with no good match" in shown.output
+    assert NO_MATCH in shown.output
+    assert "archive_explode" in shown.output
+    assert "error" in shown.output
     only_failed = runner.invoke(cli, ["activity", "--failed"])
     assert "archive_explode" in only_failed.output
     assert "Latest failed calls (2 of 2)" in only_failed.output
@@ -228,4 +234,5 @@ async def test_the_cli_shows_calls_failures_and_searches_without_a_good_match(
     nothing = runner.invoke(cli, ["activity", "--since", "0s"])
     assert "No tool calls logged since" in nothing.output
     bad = runner.invoke(cli, ["activity", "--since", "soon"])
-    assert bad.exit_code == 2 and "is not a span" in bad.output
+    assert bad.exit_code == 2
+    assert "is not a span" in bad.output
