@@ -7,6 +7,7 @@ import json
 import time
 from pathlib import Path
 
+import mcp_types as types
 import pytest
 from click.testing import CliRunner
 from mcp import Client
@@ -28,6 +29,8 @@ from prixfixe.system.activity import (
 )
 from prixfixe.tokens import count_tokens
 from tests.conftest import AppFactory
+from tests.programs.conftest import run
+from tests.servers.conftest import fixture_table, ready
 
 pytestmark = pytest.mark.anyio
 
@@ -82,6 +85,45 @@ async def test_each_call_is_logged_with_its_outcome_duration_tokens_and_client(
     assert [(m.query, m.times) for m in summary.missed] == [(NO_MATCH, 1)]
     assert summary.outcomes == {"ok": 4, "error": 2}
     assert summary.tools[0].tool in ("tool_search", "tool_invoke")
+
+
+async def test_a_mounted_servers_calls_name_it_and_a_programs_calls_are_marked(
+    make_app: AppFactory,
+) -> None:
+    app = make_app(config=LEXICAL + fixture_table())
+    await ready(app)
+    async with Client(build_server(app), mode="legacy") as client:
+        direct = await client.call_tool(
+            "tool_invoke", {"name": "fix.echo", "arguments": {"text": "hi"}}
+        )
+        ran = await run(client, "await call_tool('fix.add', {'a': 2, 'b': 40})")
+    assert not direct.is_error
+    assert not ran.is_error
+    calls = list(reversed(logged(app)))
+    assert [(c.tool, c.via, c.server, c.outcome) for c in calls] == [
+        ("fix.echo", "tool_invoke", "fix", "ok"),
+        ("tool_invoke", None, None, "ok"),
+        ("fix.add", "program_run", "fix", "ok"),
+        ("program_run", "tool_invoke", None, "ok"),
+        ("tool_invoke", None, None, "ok"),
+    ]
+
+
+async def test_a_call_that_asks_the_person_is_logged_as_input_required(
+    make_app: AppFactory,
+) -> None:
+    async def person(context: object, params: object) -> types.ElicitResult:
+        return types.ElicitResult(action="decline")
+
+    app = make_app(config=LEXICAL)
+    record = {"text": "water the plants", "due": "2026-05-01"}  # no kind: asked for
+    async with Client(build_server(app), mode="2026-07-28", elicitation_callback=person) as client:
+        asked = await client.session.call_tool(
+            "store_put", {"record": record}, allow_input_required=True
+        )
+    assert isinstance(asked, types.InputRequiredResult)
+    (call,) = logged(app)
+    assert (call.tool, call.outcome, call.tokens) == ("store_put", "input required", None)
 
 
 async def test_a_refused_call_is_logged_as_refused(make_app: AppFactory) -> None:

@@ -1,0 +1,58 @@
+"""The activity log's table on both backends (the SQLite file, the shared PostgreSQL
+database): written at no generation, pruned by count and age, read back newest first."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from prixfixe.config import ActivityConfig
+from prixfixe.system.activity import (
+    ACTIVITY_OWNER,
+    DAY,
+    MIGRATIONS,
+    ActivityLog,
+    Pending,
+    read_calls,
+)
+from tests.store.conftest import KINDS, AnyStoreFactory
+
+
+def pending(tool: str, at: float, **extra: Any) -> Pending:
+    return Pending(at, tool, None, "core", None, "ok", 2.5, "client-x", **extra)
+
+
+@pytest.mark.usefixtures("backend")
+def test_calls_are_written_at_no_generation_pruned_and_read_back(
+    open_any_store: AnyStoreFactory,
+) -> None:
+    store = open_any_store(KINDS, {ACTIVITY_OWNER: MIGRATIONS})
+    settings = ActivityConfig(max_entries=3, max_age_days=1, keep_arguments=True)
+    log = ActivityLog(settings, lambda: store)
+    before = store.generation()
+    log.record(pending("stale", time.time() - 2 * DAY))
+    log.flush()
+    for n in range(5):
+        log.record(
+            pending(f"tool_{n}", time.time(), arguments={"n": n}, texts=["four words of text"])
+        )
+    log.record(
+        pending(
+            "tool_search",
+            time.time(),
+            search={"query": "send a fax", "good_match": False},
+        )
+    )
+    log.close()
+    calls = read_calls(store.slice(ACTIVITY_OWNER))
+    assert [c.tool for c in calls] == ["tool_search", "tool_4", "tool_3"]
+    assert (calls[0].query, calls[0].good_match) == ("send a fax", False)
+    assert calls[1].arguments == {"n": 4}
+    assert calls[1].tokens == 4
+    assert (calls[1].client, calls[1].facet, calls[1].duration_ms) == ("client-x", "core", 2.5)
+    assert store.generation() == before
+    assert [c.tool for c in read_calls(store.slice(ACTIVITY_OWNER), failed=True)] == []
+    searches = read_calls(store.slice(ACTIVITY_OWNER), searches=True, limit=5)
+    assert [c.tool for c in searches] == ["tool_search"]
