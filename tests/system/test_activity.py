@@ -20,6 +20,8 @@ from prixfixe.secrets import Secret
 from prixfixe.system.activity import (
     ACTIVITY_OWNER,
     DAY,
+    MAX_ARGUMENTS,
+    MAX_TEXT,
     Call,
     Pending,
     parse_since,
@@ -278,3 +280,23 @@ async def test_the_cli_shows_calls_failures_and_searches_without_a_good_match(
     bad = runner.invoke(cli, ["activity", "--since", "soon"])
     assert bad.exit_code == 2
     assert "is not a span" in bad.output
+
+
+async def test_names_the_caller_chose_are_redacted_and_bounded(make_app: AppFactory) -> None:
+    secret = "sk-name-5b0c7e1d"
+    REDACTOR.add(Secret(secret, "env NAME_TOKEN"))
+    app = make_app(config=LEXICAL + "[activity]\nkeep_arguments = true\n")
+    async with Client(build_server(app), mode="legacy") as client:
+        with pytest.raises(Exception, match="tool_"):
+            await client.call_tool(f"tool_{secret}_" + "y" * 1000, {})
+        await client.call_tool(
+            "tool_invoke",
+            {"name": "weather.forecast", "arguments": {"city": "x" * (MAX_ARGUMENTS + 10)}},
+        )
+    calls = logged(app)
+    unknown = calls[-1].tool
+    assert unknown.startswith("tool_********_yyy")
+    assert len(unknown) == MAX_TEXT
+    assert unknown.endswith("…")
+    inner = next(c for c in calls if c.tool == "weather.forecast")
+    assert inner.arguments == {"omitted": f"{MAX_ARGUMENTS + 22:,} characters of JSON"}

@@ -10,8 +10,10 @@ from its `initialize`, and for `tool_search` the query and whether it had a good
 
 CONTRACT: arguments and results are not kept. `[activity] keep_arguments = true` keeps the
 arguments, masked as results are (`mask_json`, then `redact` on the JSON text), so no
-registered secret value is ever written; the search query is redacted the same way. Error
-texts are results, and are not kept either.
+registered secret value is ever written (past `MAX_ARGUMENTS` characters only their size is
+kept); the tool name, the client's name and the search query, which the caller chose, are
+redacted the same way and cut to `MAX_TEXT` characters. Error texts are results, and are not
+kept either.
 
 CONTRACT: recording costs the caller nothing it waits for: `record` appends to a list and
 wakes one worker thread, which counts tokens, masks, and writes every entry pending in one
@@ -49,6 +51,11 @@ OUTCOMES: tuple[Outcome, ...] = ("ok", "error", "refused", "input required")
 TOKEN_SAMPLE = 65536
 #: The most entries waiting for the worker; beyond, the oldest are dropped.
 MAX_PENDING = 10000
+#: The most characters kept of a name (tool, client) or a search query; the caller chose
+#: them, so they are bounded (and redacted) like everything else written.
+MAX_TEXT = 500
+#: The most characters of kept arguments (as JSON); longer ones are kept as their size only.
+MAX_ARGUMENTS = 16384
 DAY = 86400.0
 
 _COLUMNS = (
@@ -144,7 +151,7 @@ class Pending:
         query: str | None = None
         good: int | None = None
         if self.search is not None and isinstance(self.search.get("query"), str):
-            query = redact(self.search["query"])
+            query = _bounded(self.search["query"])
             good = int(bool(self.search.get("good_match")))
         arguments: str | None = None
         if keep_arguments and self.arguments is not None:
@@ -152,20 +159,30 @@ class Pending:
 
             text = json.dumps(mask_json(self.arguments), ensure_ascii=False, default=str)
             arguments = redact(text)
+            if len(arguments) > MAX_ARGUMENTS:
+                arguments = json.dumps({"omitted": f"{len(arguments):,} characters of JSON"})
         return (
             self.at,
-            self.tool,
+            _bounded(self.tool),
             self.server,
             self.facet,
             self.via,
             self.outcome,
             self.duration_ms,
             result_tokens(self.texts),
-            self.client,
+            None if self.client is None else _bounded(self.client),
             query,
             good,
             arguments,
         )
+
+
+def _bounded(text: str) -> str:
+    """`text` redacted, and cut to `MAX_TEXT` characters (with "…") when longer."""
+    from prixfixe.leash.redact import redact
+
+    shown = redact(text)
+    return shown if len(shown) <= MAX_TEXT else shown[: MAX_TEXT - 1] + "…"
 
 
 def result_tokens(texts: Sequence[str]) -> int | None:
