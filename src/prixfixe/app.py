@@ -551,7 +551,8 @@ class App:
         the handler runs only inside `call_tool`, which redacts what it returns, once.
         `interactive=False` (a program's call, `program_run`) asks the person nothing: a
         missing argument gets the fallback error a client without elicitation gets, and the
-        handler's own `ctx.ask` is an error."""
+        handler's own `ctx.ask` is an error. A call with a `request` (an agent's, over MCP) is
+        handed to the activity log (`system.activity`), marked `via` the call it runs inside."""
         calling = _CALLING.set(request)  # what a routine's `mcp-query` steps count against
         via = _VIA.get()
         inside = _VIA.set(name)
