@@ -17,11 +17,12 @@ redacted the same way and cut to `MAX_TEXT` characters. Error texts are results,
 kept either.
 
 CONTRACT: recording costs the caller nothing it waits for: `record` appends to a list and
-wakes one worker thread, which counts tokens, masks, and writes every entry pending in one
-transaction (`OwnerSlice.execute_log`: no generation, no observer, so logging a call changes
-nothing a leash's `valid_for_generation` or a subscriber depends on), then prunes past
-`max_entries` and `max_age_days` in the same transaction. A write that fails is logged once
-and its entries dropped: the log never stops a call. At most `MAX_PENDING` entries wait;
+wakes one worker thread (started by the first call, ended after `IDLE_SECONDS` without one;
+the interpreter waits for it at exit), which counts tokens, masks, and writes every entry
+pending in one transaction (`OwnerSlice.execute_log`: no generation, no observer, so logging a
+call changes nothing a leash's `valid_for_generation` or a subscriber depends on), then prunes
+past `max_entries` and `max_age_days` in the same transaction. A write that fails is logged
+once and its entries dropped: the log never stops a call. At most `MAX_PENDING` entries wait;
 beyond that the oldest are dropped.
 """
 
@@ -50,6 +51,8 @@ OUTCOMES: tuple[Outcome, ...] = ("ok", "error", "refused", "input required")
 #: The most characters of a result counted exactly; a longer text is counted on this many and
 #: scaled, so one huge result costs the worker a bounded time.
 TOKEN_SAMPLE = 65536
+#: How long the worker waits for the next call before it ends (a later call starts another).
+IDLE_SECONDS = 0.5
 #: The most entries waiting for the worker; beyond, the oldest are dropped.
 MAX_PENDING = 10000
 #: The most characters kept of a name (tool, client) or a search query; the caller chose
@@ -222,9 +225,10 @@ class ActivityLog:
                 del self._pending[0]
                 self.dropped += 1
             if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, name="prixfixe-activity", daemon=True
-                )
+                # Not a daemon: the interpreter waits for it at exit (at most `IDLE_SECONDS`
+                # after the last call), so what was recorded is written and no thread of the
+                # log is stopped mid-write by finalization.
+                self._thread = threading.Thread(target=self._run, name="prixfixe-activity")
                 self._thread.start()
             self._cond.notify_all()
 
@@ -244,14 +248,16 @@ class ActivityLog:
             self._cond.notify_all()
         thread.join()
         with self._cond:
-            self._thread, self._stopping = None, False
+            self._stopping = False
 
     def _run(self) -> None:
         while True:
             with self._cond:
-                while not self._pending and not self._stopping:
-                    self._cond.wait()
-                if not self._pending:
+                if not self._pending and not self._stopping:
+                    self._cond.wait(IDLE_SECONDS)
+                if not self._pending:  # stopped, or idle: the next `record` starts a worker
+                    self._thread = None
+                    self._cond.notify_all()
                     return
                 batch, self._pending = self._pending, []
                 self._busy = True
