@@ -18,12 +18,12 @@ kept either.
 
 CONTRACT: recording costs the caller nothing it waits for: `record` appends to a list and
 wakes one worker thread (started by the first call, ended after `IDLE_SECONDS` without one;
-the interpreter waits for it at exit), which counts tokens, masks, and writes every entry
-pending in one transaction (`OwnerSlice.execute_log`: no generation, no observer, so logging a
-call changes nothing a leash's `valid_for_generation` or a subscriber depends on), then prunes
-past `max_entries` and `max_age_days` in the same transaction. A write that fails is logged
-once and its entries dropped: the log never stops a call. At most `MAX_PENDING` entries wait;
-beyond that the oldest are dropped.
+the interpreter waits for it at exit), which gathers calls for `BATCH_SECONDS`, counts
+tokens, masks, and writes every entry pending in one transaction (`OwnerSlice.execute_log`:
+no generation, no observer, so logging a call changes nothing a leash's `valid_for_generation`
+or a subscriber depends on), then prunes past `max_entries` and `max_age_days` in the same
+transaction. A write that fails is logged once and its entries dropped: the log never stops
+a call. At most `MAX_PENDING` entries wait; beyond that the oldest are dropped.
 """
 
 from __future__ import annotations
@@ -51,6 +51,8 @@ OUTCOMES: tuple[Outcome, ...] = ("ok", "error", "refused", "input required")
 #: The most characters of a result counted exactly; a longer text is counted on this many and
 #: scaled, so one huge result costs the worker a bounded time.
 TOKEN_SAMPLE = 65536
+#: How long the worker gathers calls before it writes them, in one transaction.
+BATCH_SECONDS = 0.1
 #: How long the worker waits for the next call before it ends (a later call starts another).
 IDLE_SECONDS = 0.5
 #: The most entries waiting for the worker; beyond, the oldest are dropped.
@@ -213,6 +215,7 @@ class ActivityLog:
     _thread: threading.Thread | None = None
     _busy: bool = False
     _stopping: bool = False
+    _hurry: bool = False
     _failed: bool = False
     dropped: int = 0
 
@@ -230,11 +233,14 @@ class ActivityLog:
                 # log is stopped mid-write by finalization.
                 self._thread = threading.Thread(target=self._run, name="prixfixe-activity")
                 self._thread.start()
-            self._cond.notify_all()
+            elif len(self._pending) == 1:  # the worker waits for a first call, not for more
+                self._cond.notify_all()
 
     def flush(self) -> None:
         """Wait until every entry recorded so far is written (or dropped)."""
         with self._cond:
+            self._hurry = True
+            self._cond.notify_all()
             while (self._pending or self._busy) and self._thread is not None:
                 self._cond.wait()
 
@@ -259,7 +265,9 @@ class ActivityLog:
                     self._thread = None
                     self._cond.notify_all()
                     return
-                batch, self._pending = self._pending, []
+                # The calls of the next moment join this one's transaction.
+                self._cond.wait_for(lambda: self._stopping or self._hurry, BATCH_SECONDS)
+                batch, self._pending, self._hurry = self._pending, [], False
                 self._busy = True
             try:
                 self._write(batch)
