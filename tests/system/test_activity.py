@@ -300,3 +300,25 @@ async def test_names_the_caller_chose_are_redacted_and_bounded(make_app: AppFact
     assert unknown.endswith("…")
     inner = next(c for c in calls if c.tool == "weather.forecast")
     assert inner.arguments == {"omitted": f"{MAX_ARGUMENTS + 22:,} characters of JSON"}
+
+
+async def test_the_cli_says_when_every_search_matched_and_when_the_log_is_off(
+    make_app: AppFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = make_app(config=LEXICAL)
+    async with Client(build_server(app), mode="legacy") as client:
+        await client.call_tool("tool_search", {"query": "weather forecast for a city"})
+    app.close_store()
+    monkeypatch.setenv("PRIXFIXE_HOME", str(tmp_path / "home"))
+    runner = CliRunner()
+    searches = runner.invoke(cli, ["activity", "--searches"])
+    assert searches.exit_code == 0, searches.output
+    assert "Every search had a good match." in searches.output
+    assert "Most used" not in searches.output
+    assert "weather forecast for a city" in searches.output
+    failed = runner.invoke(cli, ["activity", "--failed"])
+    assert "No failed calls in that time." in failed.output
+    (tmp_path / "prixfixe.toml").write_text(LEXICAL + "[activity]\nenabled = false\n")
+    off = runner.invoke(cli, ["activity"])
+    assert "The activity log is off ([activity] enabled = false)" in off.output
+    assert "1 tool call since" in off.output  # what was logged before stays until pruned

@@ -553,6 +553,10 @@ async def test_the_activity_page_shows_what_agents_called_and_did_not_find(site:
     only_failed = site.http.get("/activity", params={"only": "failed"}).text
     assert "no_such_tool_here" in only_failed
     assert f"<q>{unfound}</q> <small" not in only_failed.split('id="activity-calls"', 1)[1]
+    searches = site.http.get("/activity", params={"only": "searches", "since": "2w"}).text
+    calls = searches.split('id="activity-calls"', 1)[1]
+    assert f"<q>{unfound}</q> <small" in calls
+    assert "no_such_tool_here" not in calls
     bad = site.http.get("/activity", params={"since": "soon"})
     assert bad.status_code == 400
     assert "is not a span" in bad.text

@@ -50,6 +50,7 @@ def activity(since: float, failed: bool, searches: bool, limit: int, as_json: bo
     """What agents did: recent tool calls, the most used tools, failures, and the searches
     that found no good match."""
     from prixfixe.system.activity import ACTIVITY_OWNER, read_calls, summarize
+    from prixfixe.words import plural
 
     app = build_app()
     start = time.time() - since
@@ -72,12 +73,14 @@ def activity(since: float, failed: bool, searches: bool, limit: int, as_json: bo
         return
     out = console()
     if not app.config.model.activity.enabled:
-        out.print("The activity log is off ([activity] enabled = false): no calls are logged.")
+        out.print(
+            escape("The activity log is off ([activity] enabled = false): no calls are logged.")
+        )
     if not every:
         out.print(f"No tool calls logged since {_when(start)}.")
         return
     outcomes = ", ".join(f"{o} {n:,}" for o, n in summary.outcomes.items())
-    out.print(f"{summary.calls:,} tool calls since {_when(start)} ({outcomes}).")
+    out.print(f"{plural(summary.calls, 'tool call')} since {_when(start)} ({outcomes}).")
     _summary_tables(out, summary, failed=failed, searches=searches)
     _calls_table(out, shown[:limit], len(shown), failed=failed, searches=searches)
 
