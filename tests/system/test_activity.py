@@ -165,6 +165,20 @@ async def test_arguments_and_results_are_not_kept_by_default(
     assert city.encode() not in store_bytes(tmp_path / "home")
 
 
+async def test_a_secret_in_a_search_query_is_never_stored(
+    make_app: AppFactory, tmp_path: Path
+) -> None:
+    secret = "sk-query-3f9a0c2e7d"
+    REDACTOR.add(Secret(secret, "env QUERY_TOKEN"))
+    app = make_app(config=LEXICAL)  # the query is kept by default: masked
+    async with Client(build_server(app), mode="legacy") as client:
+        await client.call_tool("tool_search", {"query": f"use {secret} to send mail"})
+    (call,) = logged(app)
+    assert call.query == "use ******** to send mail"
+    app.close_store()
+    assert secret.encode() not in store_bytes(tmp_path / "home")
+
+
 async def test_kept_arguments_are_masked_so_a_secret_is_never_stored(
     make_app: AppFactory, tmp_path: Path
 ) -> None:
