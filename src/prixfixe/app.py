@@ -579,6 +579,10 @@ class App:
             return redact_result(result)
         return result
 
+    def log_refused(self, name: str, arguments: Any, request: ServerRequestContext[Any]) -> None:
+        """Log a call refused before dispatch (the session spent the leash's `max_calls`)."""
+        self._log_call(name, arguments, request, None, time.monotonic(), "refused", None, None)
+
     def _log_call(
         self,
         name: str,

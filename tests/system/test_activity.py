@@ -137,6 +137,21 @@ async def test_a_refused_call_is_logged_as_refused(make_app: AppFactory) -> None
     assert (call.tool, call.outcome, call.facet) == ("no_such_tool", "refused", None)
 
 
+async def test_a_call_past_the_leash_max_calls_is_logged_as_refused(
+    make_app: AppFactory,
+) -> None:
+    app = make_app(config=LEXICAL + "[leash]\nmax_calls = 1\n")
+    async with Client(build_server(app), mode="legacy") as client:
+        first = await client.call_tool("tool_search", {"query": "weather"})
+        second = await client.call_tool("tool_search", {"query": "forecast"})
+    assert not first.is_error
+    assert second.is_error
+    assert [(c.tool, c.outcome, c.query) for c in logged(app)] == [
+        ("tool_search", "refused", None),
+        ("tool_search", "ok", "weather"),
+    ]
+
+
 async def test_logging_a_call_does_not_advance_the_store_generation(
     make_app: AppFactory,
 ) -> None:

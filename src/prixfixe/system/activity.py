@@ -3,11 +3,11 @@ store, read by `prixfixe activity` and the web page's Activity.
 
 An entry is the time, the tool, the mounted server it belongs to (or its facet), what called
 it (`via`: `tool_invoke`, `program_run`, a routine tool; none for a direct call), the
-outcome (`ok`; `error`, a result the model reads as one; `refused`, not run: an unknown name
-or a denied facet; `input required`), the duration, the cl100k tokens of the result's text
-blocks (what the model reads; above `TOKEN_SAMPLE` characters counted on that many and
-scaled), the client's name from its `initialize`, and for `tool_search` the query and
-whether it had a good match.
+outcome (`ok`; `error`, a result the model reads as one; `refused`, not run: an unknown name,
+a denied facet, past the leash's `max_calls`; `input required`), the duration, the cl100k
+tokens of the result's text blocks (what the model reads; above `TOKEN_SAMPLE` characters
+counted on that many and scaled), the client's name from its `initialize`, and for
+`tool_search` the query and whether it had a good match.
 
 CONTRACT: arguments and results are not kept. `[activity] keep_arguments = true` keeps the
 arguments, masked as results are (`mask_json`, then `redact` on the JSON text), so no
