@@ -304,6 +304,7 @@ async def test_the_cli_shows_calls_failures_and_searches_without_a_good_match(
     assert [c["query"] for c in data["calls"]] == [NO_MATCH]
     assert data["summary"]["searches_without_good_match"][0]["query"] == NO_MATCH
     assert data["summary"]["outcomes"] == {"ok": 1, "error": 2}
+    assert data["summary"]["searches"] == 1
     nothing = runner.invoke(cli, ["activity", "--since", "0s"])
     assert "No tool calls logged since" in nothing.output
     bad = runner.invoke(cli, ["activity", "--since", "soon"])
@@ -342,7 +343,7 @@ async def test_the_cli_says_when_every_search_matched_and_when_the_log_is_off(
     runner = CliRunner()
     searches = runner.invoke(cli, ["activity", "--searches"])
     assert searches.exit_code == 0, searches.output
-    assert "Every search had a good match." in searches.output
+    assert "Every search had a good match (1 search)." in searches.output
     assert "Most used" not in searches.output
     assert "weather forecast for a city" in searches.output
     failed = runner.invoke(cli, ["activity", "--failed"])
@@ -351,3 +352,6 @@ async def test_the_cli_says_when_every_search_matched_and_when_the_log_is_off(
     off = runner.invoke(cli, ["activity"])
     assert "The activity log is off ([activity] enabled = false)" in off.output
     assert "1 tool call since" in off.output  # what was logged before stays until pruned
+    none = runner.invoke(cli, ["activity", "--failed", "--searches"])
+    assert "No search in that time." not in none.output  # --failed: no search summary
+    assert "Latest failed calls" not in none.output

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from prixfixe.cli._common import build_app, console, echo_json, escape, friendly
+from prixfixe.words import plural
 
 #: The most calls listed by default (the summary counts every call since `--since`).
 DEFAULT_LIMIT = 20
@@ -50,7 +51,6 @@ def activity(since: float, failed: bool, searches: bool, limit: int, as_json: bo
     """What agents did: recent tool calls, the most used tools, failures, and the searches
     that found no good match."""
     from prixfixe.system.activity import ACTIVITY_OWNER, read_calls, summarize
-    from prixfixe.words import plural
 
     app = build_app()
     start = time.time() - since
@@ -85,11 +85,21 @@ def activity(since: float, failed: bool, searches: bool, limit: int, as_json: bo
     _calls_table(out, shown[:limit], len(shown), failed=failed, searches=searches)
 
 
+def _number(heading: str) -> Any:
+    from rich.table import Column
+
+    return Column(heading, justify="right")
+
+
 def _summary_tables(out: Any, summary: Any, *, failed: bool, searches: bool) -> None:
     from rich.table import Table
 
     if not searches:
-        tools = Table("tool", "calls", "failed", "mean ms", "result tokens", title="Most used")
+        tools = Table(
+            "tool",
+            *map(_number, ("calls", "failed", "mean ms", "result tokens")),
+            title="Most used",
+        )
         for t in summary.tools:
             tools.add_row(
                 escape(t.tool),
@@ -99,13 +109,16 @@ def _summary_tables(out: Any, summary: Any, *, failed: bool, searches: bool) -> 
                 f"{t.tokens:,}",
             )
         out.print(tools)
-    if summary.missed and not failed:
-        missed = Table("query", "times", "last", title="Searches with no good match")
+    if failed:
+        return
+    if summary.missed:
+        missed = Table("query", _number("times"), "last", title="Searches with no good match")
         for m in summary.missed:
             missed.add_row(escape(m.query), f"{m.times:,}", _when(m.last))
         out.print(missed)
-    elif not failed:
-        out.print("Every search had a good match.")
+    elif summary.searches:
+        searched = plural(summary.searches, "search", "searches")
+        out.print(f"Every search had a good match ({searched}).")
 
 
 def _calls_table(out: Any, calls: list[Any], total: int, *, failed: bool, searches: bool) -> None:
@@ -117,7 +130,15 @@ def _calls_table(out: Any, calls: list[Any], total: int, *, failed: bool, search
         return
     title = f"Latest {what} ({len(calls):,} of {total:,})"
     table = Table(
-        "time", "tool", "via", "server/facet", "outcome", "ms", "tokens", "client", title=title
+        "time",
+        "tool",
+        "via",
+        "server/facet",
+        "outcome",
+        _number("ms"),
+        _number("tokens"),
+        "client",
+        title=title,
     )
     for c in calls:
         name = (

@@ -386,6 +386,8 @@ class Summary:
     tools: list[ToolUse]
     missed: list[Missed]
     clients: dict[str, int]
+    #: Calls of `tool_search` (the `missed` ones among them).
+    searches: int = 0
 
     def data(self) -> dict[str, Any]:
         return {
@@ -401,6 +403,7 @@ class Summary:
                 }
                 for t in self.tools
             ],
+            "searches": self.searches,
             "searches_without_good_match": [
                 {"query": m.query, "times": m.times, "last": m.last} for m in self.missed
             ],
@@ -441,6 +444,7 @@ def summarize(calls: Sequence[Call], *, top: int = 10) -> Summary:
         tools=tools[:top],
         missed=missed[:top],
         clients=dict(clients.most_common()),
+        searches=sum(c.query is not None for c in calls),
     )
 
 
