@@ -53,6 +53,9 @@ def test_calls_are_written_at_no_generation_pruned_and_read_back(
     assert [c.tool for c in calls] == ["tool_search", "tool_4", "tool_3"]
     assert (calls[0].query, calls[0].good_match) == ("send a fax", False)
     assert calls[1].arguments == {"n": 4}
+    assert calls[1].data()["arguments"] == {"n": 4}
+    assert calls[0].data()["query"] == "send a fax"
+    assert "arguments" not in calls[0].data()
     assert calls[1].tokens == 4
     assert (calls[1].client, calls[1].facet, calls[1].duration_ms) == ("client-x", "core", 2.5)
     assert store.generation() == before

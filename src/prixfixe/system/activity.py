@@ -220,8 +220,7 @@ class ActivityLog:
     dropped: int = 0
 
     def record(self, entry: Pending) -> None:
-        if not self.settings.enabled:
-            return
+        """Hand `entry` to the worker (the dispatcher checks `enabled` first)."""
         with self._cond:
             self._pending.append(entry)
             if len(self._pending) > MAX_PENDING:
