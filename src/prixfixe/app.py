@@ -7,7 +7,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -30,7 +30,7 @@ from prixfixe.core.facets import Exposure, check_known_facets, resolve_exposure
 from prixfixe.core.plugins import PluginInfo, build_plugin_manager, collect
 from prixfixe.core.registry import RegisteredTool, Registry, RegistryChange
 from prixfixe.declarations.interaction import InputRequired, input_required_result
-from prixfixe.declarations.tool import ToolContext
+from prixfixe.declarations.tool import ToolContext, ToolResult
 from prixfixe.errors import (
     LeashLimitError,
     MissingClientCapabilityError,
@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from prixfixe.resources.service import ResourceService
     from prixfixe.routines.service import Routines
     from prixfixe.servers.service import Servers
+    from prixfixe.system.activity import ActivityLog, Outcome
     from prixfixe.system.capability_index import CapabilityIndex
     from prixfixe.tools.finder import Finder
 
@@ -216,6 +217,7 @@ class App:
         program started them."""
         async with AsyncExitStack() as stack:
             stack.push_async_callback(self._stop_programs)
+            stack.push_async_callback(self._stop_activity)
             if self.config.model.servers:
                 await stack.enter_async_context(self.servers.running())
             if folders and self.config.model.knowledge.folders:
@@ -227,6 +229,19 @@ class App:
         programs: Programs | None = self.__dict__.get("programs")
         if programs is not None:
             await programs.close()
+
+    async def _stop_activity(self) -> None:
+        """Write the calls still waiting for the activity log's worker, and stop it."""
+        activity: ActivityLog | None = self.__dict__.get("activity")
+        if activity is not None:
+            await anyio.to_thread.run_sync(activity.close)
+
+    @cached_property
+    def activity(self) -> ActivityLog:
+        """The log of the tool calls agents made (`[activity]`; see `system.activity`)."""
+        from prixfixe.system.activity import ActivityLog
+
+        return ActivityLog(self.config.model.activity, lambda: self.store)
 
     @cached_property
     def knowledge_folders(self) -> FolderSync:
@@ -279,7 +294,11 @@ class App:
                 self._store.observe(observer)
 
     def close_store(self) -> None:
-        """Close the store if it was opened; the next use opens it again."""
+        """Close the store if it was opened (after writing the activity log's pending calls);
+        the next use opens it again."""
+        activity: ActivityLog | None = self.__dict__.get("activity")
+        if activity is not None:
+            activity.close()  # its worker opens the store under the lock: not while held
         with self._store_lock:
             if self._store is not None:
                 self._store.close()
@@ -532,15 +551,83 @@ class App:
         the handler runs only inside `call_tool`, which redacts what it returns, once.
         `interactive=False` (a program's call, `program_run`) asks the person nothing: a
         missing argument gets the fallback error a client without elicitation gets, and the
-        handler's own `ctx.ask` is an error."""
+        handler's own `ctx.ask` is an error. A call with a `request` (an agent's, over MCP) is
+        handed to the activity log (`system.activity`), marked `via` the call it runs inside."""
         calling = _CALLING.set(request)  # what a routine's `mcp-query` steps count against
+        via = _VIA.get()
+        inside = _VIA.set(name)
+        started = time.monotonic()
+        returned: list[Any] = []  # what the handler returned, before it became the result
         try:
-            result = await self._call_tool(name, arguments, request, interactive)
+            result = await self._call_tool(name, arguments, request, interactive, returned)
+        except Exception as exc:
+            if request is not None:  # an agent's call (a person at the CLI has no request)
+                outcome: Outcome = "refused" if isinstance(exc, PrixfixeError) else "error"
+                self._log_call(name, arguments, request, via, started, outcome, None, None)
+            raise
         finally:
             _CALLING.reset(calling)
+            _VIA.reset(inside)
+        if request is not None:
+            if isinstance(result, types.InputRequiredResult):
+                self._log_call(name, arguments, request, via, started, "input required", None, None)
+            else:
+                outcome = "error" if result.is_error else "ok"
+                data = returned[0].data if returned and name == "tool_search" else None
+                self._log_call(name, arguments, request, via, started, outcome, result, data)
         if redact and isinstance(result, types.CallToolResult):
             return redact_result(result)
         return result
+
+    def log_refused(self, name: str, arguments: Any, request: ServerRequestContext[Any]) -> None:
+        """Log a call refused before dispatch (the session spent the leash's `max_calls`)."""
+        self._log_call(name, arguments, request, None, time.monotonic(), "refused", None, None)
+
+    def _log_call(
+        self,
+        name: str,
+        arguments: Any,
+        request: ServerRequestContext[Any],
+        via: str | None,
+        started: float,
+        outcome: Outcome,
+        result: types.CallToolResult | None,
+        searched: Any,
+    ) -> None:
+        """Hand one call to the activity log: references only, nothing counted or written here
+        (the log's worker thread does that). `searched` is what `tool_search` found (its
+        query and whether it had a good match)."""
+        settings = self.config.model.activity
+        if not settings.enabled:
+            return
+        from prixfixe.system.activity import Pending
+
+        entry = self.registry.get(name) if name in self.registry else None
+        server = self.servers.server_of(name) if self.config.model.servers else None
+        texts: list[str] = []
+        search: Mapping[str, Any] | None = None
+        if result is not None:
+            texts = [c.text for c in result.content if isinstance(c, types.TextContent)]
+        if searched is not None:
+            search = {
+                "query": getattr(searched, "query", None),
+                "good_match": getattr(searched, "good_match", None),
+            }
+        self.activity.record(
+            Pending(
+                at=time.time(),
+                tool=name,
+                server=server,
+                facet=None if entry is None else entry.tool.facet,
+                via=via,
+                outcome=outcome,
+                duration_ms=(time.monotonic() - started) * 1000,
+                client=_client_name(request),
+                texts=texts,
+                search=search,
+                arguments=arguments if settings.keep_arguments else None,
+            )
+        )
 
     async def _call_tool(
         self,
@@ -548,7 +635,9 @@ class App:
         arguments: Any,
         request: ServerRequestContext[Any] | None,
         interactive: bool = True,
+        returned: list[Any] | None = None,
     ) -> types.CallToolResult | types.InputRequiredResult:
+        """`call_tool`'s work; a `ToolResult` the handler returned is appended to `returned`."""
         if name not in self.registry:
             await self.servers_ready(name)  # its server may still be reading its tool list
         entry = self.reachable(name)
@@ -578,7 +667,7 @@ class App:
                     context,
                     settled.arguments,
                     what=what,
-                    convert=partial(tool_output, entry),
+                    convert=partial(_kept, returned, partial(tool_output, entry)),
                 )
             except InputRequired as needed:
                 raise settled.carry(needed) from None  # keeps the answers across its rounds
@@ -596,12 +685,33 @@ class App:
 
 #: The instructions' one line about programs (when their facet is reachable).
 _PROGRAMS_LINE = "Chain several calls in one step with program_run(code), a Python program. "
+#: The tool whose call is running (None outside one): an inner call's `via` in the activity log.
+_VIA: ContextVar[str | None] = ContextVar("prixfixe_via", default=None)
 #: The count key of requests that have no session (stateless HTTP).
 _STATELESS = object()
 #: The MCP request of the tool call running (None outside MCP).
 _CALLING: ContextVar[ServerRequestContext[Any] | None] = ContextVar(
     "prixfixe_calling", default=None
 )
+
+
+def _kept(
+    returned: list[Any] | None,
+    convert: Callable[[Any], types.CallToolResult | types.InputRequiredResult],
+    output: Any,
+) -> types.CallToolResult | types.InputRequiredResult:
+    """`convert(output)`, after appending a `ToolResult` output to `returned`."""
+    if returned is not None and isinstance(output, ToolResult):
+        returned.append(output)
+    return convert(output)
+
+
+def _client_name(request: ServerRequestContext[Any]) -> str | None:
+    """The client's name from its `initialize` (`clientInfo`), if it gave one."""
+    params = getattr(request.session, "client_params", None)
+    info = getattr(params, "client_info", None)
+    name = getattr(info, "name", None)
+    return name if isinstance(name, str) else None
 
 
 @dataclass(frozen=True)

@@ -275,6 +275,27 @@ class ReportsConfig(BaseModel):
     )
 
 
+class ActivityConfig(BaseModel):
+    """`[activity]`: the log of the tool calls agents made (`prixfixe activity`, the web
+    page's Activity). 0 turns a limit off (TOML has no null; None does the same in code)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = Field(
+        default=True, description="Log every MCP tool call (tool, outcome, duration, tokens)."
+    )
+    keep_arguments: bool = Field(
+        default=False,
+        description="Keep each call's arguments too, with every registered secret masked.",
+    )
+    max_entries: int | None = Field(
+        default=10000, ge=0, description="Newest calls kept (0: no count limit)."
+    )
+    max_age_days: float | None = Field(
+        default=30, ge=0, description="Calls older than this many days are deleted (0: none)."
+    )
+
+
 class SearchConfig(BaseModel):
     """`[search]`: how `tool_search` ranks, and whether knowledge search ranks by meaning too."""
 
@@ -503,6 +524,7 @@ class ConfigModel(BaseModel):
     )
     http: HttpConfig = Field(default_factory=HttpConfig)
     reports: ReportsConfig = Field(default_factory=ReportsConfig)
+    activity: ActivityConfig = Field(default_factory=ActivityConfig)
     store: StoreConfig = Field(default_factory=StoreConfig)
     search: SearchConfig = Field(default_factory=SearchConfig)
     time: TimeConfig = Field(default_factory=TimeConfig)

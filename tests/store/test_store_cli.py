@@ -123,6 +123,7 @@ def test_migrate_on_a_fresh_postgresql_database_names_what_ran_then_nothing_is_p
     assert _rows(postgres_url, "SELECT owner, name FROM migrations ORDER BY owner, seq") == [
         ("core", "0001_meta"),
         ("core", "0002_records"),
+        ("prixfixe.default_plugins.activity", "0001_activity"),
         ("prixfixe.default_plugins.knowledge", "0001_knowledge"),
         ("prixfixe.default_plugins.knowledge", "0002_vectors"),
         ("prixfixe.default_plugins.knowledge", "0003_index_written_by_ingest"),

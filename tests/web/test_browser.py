@@ -15,7 +15,7 @@ pytestmark = pytest.mark.slow
 
 expect.set_options(timeout=WAIT_MS)
 
-NAV = ["/", "/reports", "/records", "/capabilities", "/plugins", "/budget"]
+NAV = ["/", "/reports", "/records", "/capabilities", "/plugins", "/budget", "/activity"]
 
 
 def path_of(url: str) -> str:

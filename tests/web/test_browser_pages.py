@@ -38,6 +38,7 @@ KEY_CELLS = {
     "/capabilities": "#facets td",
     "/plugins": "ul.plugins summary",
     "/budget": "td.num",
+    "/activity": "#activity-calls td",
 }
 #: Every element wholly inside the viewport's width; `[]` when none sticks out. An element
 #: visually hidden (a stacked table's headings, kept for screen readers) is not shown.

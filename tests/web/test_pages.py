@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import re
 import textwrap
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+import anyio
 import httpx2
 import pytest
 
 from prixfixe.app import App
-from tests.mcp.http.conftest import Served, start, wait_ready
+from tests.mcp.http.conftest import Served, connect, start, wait_ready
 
 ROUTINE = "service"
 #: A report with a table, a code block and a link, and what an attacker would plant in one.
@@ -34,8 +36,17 @@ The menu is on [the board](https://example.org/menu).
 <script>alert("report")</script>
 [a trap](javascript:alert(1)) <img src=x onerror=alert(2)>
 """
-PAGES = ("/", "/reports", "/records", "/routines", "/capabilities", "/plugins", "/budget")
-NAV = ("/", "/reports", "/records", "/capabilities", "/plugins", "/budget")
+PAGES = (
+    "/",
+    "/reports",
+    "/records",
+    "/routines",
+    "/capabilities",
+    "/plugins",
+    "/budget",
+    "/activity",
+)
+NAV = ("/", "/reports", "/records", "/capabilities", "/plugins", "/budget", "/activity")
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
@@ -54,6 +65,9 @@ def site_config(report: Path) -> str:
         name = "kitchen"
         command = ["cat", "{report}"]
         markdown = true
+
+        [search]
+        semantic = false
         """
     )
 
@@ -515,3 +529,35 @@ def test_a_sort_by_a_field_the_kind_lacks_is_a_clear_400(site: Site) -> None:
     every = site.http.get("/records?sort=date")
     assert every.status_code == 200
     assert 'aria-sort="ascending"' in every.text
+
+
+@pytest.mark.anyio
+async def test_the_activity_page_shows_what_agents_called_and_did_not_find(site: Site) -> None:
+    unfound = "xylophone quantum zebra"
+    async with connect(site.served.url) as client:
+        await client.call_tool("tool_search", {"query": unfound})
+        failed = await client.call_tool("tool_invoke", {"name": "no_such_tool_here"})
+    assert failed.is_error
+    end = time.monotonic() + 60  # written by the server's worker thread, soon after the call
+    page = site.http.get("/activity")
+    while "no_such_tool_here" not in page.text and time.monotonic() < end:
+        await anyio.sleep(0.2)
+        page = site.http.get("/activity")
+    assert page.status_code == 200
+    html = page.text
+    assert "<h1>What agents did</h1>" in html
+    missed = html.split('<section id="activity-missed">', 1)[1].split("</section>", 1)[0]
+    assert f"<q>{unfound}</q>" in missed
+    assert '<span class="outcome outcome-refused">refused</span>' in html  # the unknown tool
+    assert '<span class="outcome outcome-error">error</span>' in html  # tool_invoke of it
+    only_failed = site.http.get("/activity", params={"only": "failed"}).text
+    assert "no_such_tool_here" in only_failed
+    assert f"<q>{unfound}</q> <small" not in only_failed.split('id="activity-calls"', 1)[1]
+    searches = site.http.get("/activity", params={"only": "searches", "since": "2w"}).text
+    calls = searches.split('id="activity-calls"', 1)[1]
+    assert f"<q>{unfound}</q> <small" in calls
+    assert "no_such_tool_here" not in calls
+    bad = site.http.get("/activity", params={"since": "soon"})
+    assert bad.status_code == 400
+    assert "is not a span" in bad.text
+    assert site.http.get("/activity", params={"only": "everything"}).status_code == 400

@@ -78,6 +78,12 @@ COMMANDS: dict[str, Lazy] = {
         "report",
         "Show a kept report: GENERATION, or the latest (of --routine).",
     ),
+    "activity": Lazy(
+        "prixfixe.cli.activity",
+        "activity",
+        "What agents did: recent tool calls, the most used tools, failures, and the searches "
+        "that found no good match.",
+    ),
     "servers": Lazy(
         "prixfixe.cli.servers",
         "servers",

@@ -34,6 +34,7 @@ DEFAULT_PLUGINS: dict[str, str] = {
     "prixfixe.default_plugins.inspect": "prixfixe.tools.inspect",
     "prixfixe.default_plugins.store": "prixfixe.store.tools",
     "prixfixe.default_plugins.system": "prixfixe.system.plugin",
+    "prixfixe.default_plugins.activity": "prixfixe.system.activity",
     "prixfixe.default_plugins.routines": "prixfixe.routines.tools",
     "prixfixe.default_plugins.git_steps": "prixfixe.routines.builtin.git",
     "prixfixe.default_plugins.calendar_steps": "prixfixe.routines.builtin.calendar",

@@ -107,6 +107,7 @@ def build_server(app: App, *, stateless: bool = False) -> Server[Any]:
         with jsonrpc_errors(ctx):
             spent = await app.count_call(ctx)
             if spent is not None:
+                app.log_refused(params.name, params.arguments, ctx)
                 return error_result(spent)
             return await app.call_tool(params.name, params.arguments, ctx)
 

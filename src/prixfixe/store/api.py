@@ -137,6 +137,13 @@ class OwnerSlice(Protocol):
         named parameter `:generation` bound to the generation the write produces; returns it."""
         ...
 
+    def execute_log(self, statements: Sequence[tuple[str, Sequence[Sequence[Any]]]]) -> None:
+        """Run each statement once for each of its rows, all in one transaction that does not
+        advance the generation and tells no observer: for an owner's log of what happened (the
+        activity log), which changes nothing a reader of records or a leash's
+        `valid_for_generation` depends on."""
+        ...
+
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
 
 

@@ -98,6 +98,18 @@ class PostgresSlice:
     def execute_batch(self, statements: Sequence[tuple[str, Mapping[str, Any]]]) -> int:
         return self._write([(sql, dict(params)) for sql, params in statements])[1]
 
+    def execute_log(self, statements: Sequence[tuple[str, Sequence[Sequence[Any]]]]) -> None:
+        """The statements, each for each of its rows, in one transaction at no generation
+        (nothing any instance reads changed, so none is told)."""
+        with self._store._connection() as conn, conn.transaction(), conn.cursor() as cur:
+            for sql, rows in statements:
+                try:
+                    cur.executemany(pg_statement(sql, self.prefix), [tuple(r) for r in rows])
+                except psycopg.OperationalError:
+                    raise
+                except psycopg.Error as exc:
+                    raise self._failed(exc) from None
+
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         def work(conn: psycopg.Connection[Any]) -> list[tuple[Any, ...]]:
             try:

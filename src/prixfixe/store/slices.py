@@ -190,6 +190,16 @@ class SQLiteSlice:
         self._store.announce(StoreChange(generation, "slice", owner=self.owner))
         return generation
 
+    def execute_log(self, statements: Sequence[tuple[str, Sequence[Sequence[Any]]]]) -> None:
+        """The statements, each for each of its rows, in one transaction at no generation."""
+
+        def work(conn: sqlite3.Connection) -> None:
+            with authorized(conn, self._auth()):
+                for sql, rows in statements:
+                    conn.executemany(self._sql(sql), rows)
+
+        self._store._transaction(work)
+
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         def work(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
             with authorized(conn, self._auth()):

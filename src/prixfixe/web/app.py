@@ -135,6 +135,7 @@ def build_pages(app: App, token: Secret | None) -> ASGIApp:
         Route("/capabilities", pages.capabilities, methods=get),
         Route("/plugins", pages.plugins, methods=get),
         Route("/budget", pages.budget, methods=get),
+        Route("/activity", pages.activity, methods=get),
         Route("/events", pages.events, methods=get),
         Route("/fragments/report", pages.report_fragment, methods=get),
         Route("/fragments/records", pages.records_fragment, methods=get),

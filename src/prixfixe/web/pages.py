@@ -38,6 +38,7 @@ NAV = (
     ("/capabilities", "Capabilities"),
     ("/plugins", "Plugins"),
     ("/budget", "Budget"),
+    ("/activity", "Activity"),
 )
 #: The most a form field may hold (a close reason, a filter).
 MAX_FIELD = 2000
@@ -216,6 +217,19 @@ class Pages:
         budget = await self.read(token_budget)
         svgs = await anyio.to_thread.run_sync(_plots, budget)
         return self.render(request, "budget.html", budget=budget, svgs=svgs)
+
+    async def activity(self, request: Request) -> Response:
+        params = request.query_params
+        span = (params.get("since") or "1d").strip()[:MAX_SORT]
+        only = params.get("only") or "all"
+        if only not in views.ACTIVITY_FILTERS:
+            shown = ", ".join(views.ACTIVITY_FILTERS)
+            raise PageError(400, "Bad request", f"only= is one of {shown}, not {only!r}.")
+        try:
+            log = await self.read(views.activity, span, only)
+        except ValueError as exc:  # a span that is not one
+            raise PageError(400, "Bad request", f"since= {exc}") from None
+        return self.render(request, "activity.html", log=log, filters=views.ACTIVITY_FILTERS)
 
     async def events(self, request: Request) -> Response:
         return self.changes.response(request)

@@ -26,6 +26,7 @@ from prixfixe.routines.builtin.calendar import next_occurrence
 from prixfixe.routines.builtin.git import StatusData
 from prixfixe.routines.report import Report, title
 from prixfixe.store.api import MAX_LIMIT, DamagedRecord, StoredRecord
+from prixfixe.system.activity import Summary
 from prixfixe.web.render import markdown_html
 from prixfixe.words import plural
 
@@ -523,3 +524,74 @@ def routines(app: App) -> list[dict[str, Any]]:
         }
         for r in app.routines.routines.values()
     ]
+
+
+# -- what agents did ------------------------------------------------------------------------
+
+#: Calls listed on /activity (its summary counts every call in the span).
+ACTIVITY_LISTED = 100
+#: What /activity lists: every call, the failed ones, or the searches.
+ACTIVITY_FILTERS = ("all", "failed", "searches")
+
+
+@dataclass(frozen=True)
+class CallRow:
+    at: str
+    tool: str
+    via: str
+    where: str
+    outcome: str
+    ms: str
+    tokens: int | None
+    client: str
+    query: str | None
+    good_match: bool | None
+
+
+@dataclass(frozen=True)
+class Activity:
+    enabled: bool
+    span: str
+    only: str
+    summary: Summary
+    calls: list[CallRow]
+    total: int
+
+
+def activity(app: App, span: str, only: str) -> Activity:
+    """The activity log over `span` (`1d`, ...): its summary and its latest calls, all, failed
+    or searches (`only`)."""
+    import time
+
+    from prixfixe.system.activity import ACTIVITY_OWNER, parse_since, read_calls, summarize
+
+    since = time.time() - parse_since(span)
+    every = read_calls(app.store.slice(ACTIVITY_OWNER), since=since)
+    shown = [
+        c
+        for c in every
+        if only == "all" or (only == "failed" and c.failed) or (only == "searches" and c.query)
+    ]
+    rows = [
+        CallRow(
+            at=_when(c.at),
+            tool=c.tool,
+            via=c.via or "",
+            where=c.server or c.facet or "",
+            outcome=c.outcome,
+            ms=f"{c.duration_ms:,.1f}",
+            tokens=c.tokens,
+            client=c.client or "",
+            query=c.query,
+            good_match=c.good_match,
+        )
+        for c in shown[:ACTIVITY_LISTED]
+    ]
+    return Activity(
+        enabled=app.config.model.activity.enabled,
+        span=span,
+        only=only,
+        summary=summarize(every),
+        calls=rows,
+        total=len(shown),
+    )
