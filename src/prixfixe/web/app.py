@@ -93,7 +93,6 @@ def build_pages(app: App, token: Secret | None) -> ASGIApp:
     """The page app for `app`; `token` (the `[http]` token) turns the login on."""
     sessions = Sessions(token)
     pages = Pages(app, sessions, Changes(app), templates())
-    pages.warm_budget()
 
     async def page_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, PageError)

@@ -82,13 +82,15 @@ class Pages:
         self.warming: threading.Thread | None = None
 
     def warm_budget(self) -> None:
-        """Count the budget's tokens and draw its plots in the background, now: the first
-        count loads the tokenizer and the first plot imports matplotlib and draws (seconds,
-        measured 3-4 s on a loaded laptop), which a first visit to /budget would otherwise
-        wait for. A visit during the warm-up waits only for what is left; both are cached."""
-        self.warming = threading.Thread(
-            target=_warm, args=(self.app,), name="prixfixe-budget-warm", daemon=True
-        )
+        """Count the budget's tokens and draw its plots in the background, once, when a person
+        first opens a page: the first count loads the tokenizer and the first plot imports
+        matplotlib and draws (seconds, measured 3-4 s on a loaded laptop), which a first visit
+        to /budget would otherwise wait for. Not at start-up: a server nobody browses spends
+        nothing on it. The thread is not a daemon: one killed at interpreter exit inside
+        matplotlib's C++ aborts the process, so an exit waits for it instead."""
+        if self.warming is not None:
+            return
+        self.warming = threading.Thread(target=_warm, args=(self.app,), name="prixfixe-budget-warm")
         self.warming.start()
 
     # -- plumbing -----------------------------------------------------------------------------
@@ -101,6 +103,7 @@ class Pages:
             raise not_found(str(exc)) from None
 
     def render(self, request: Request, name: str, status: int = 200, **context: Any) -> Response:
+        self.warm_budget()  # a person is browsing: /budget may be next
         session: Session = request.state.session
         csrf = self.sessions.csrf(session.value) if session.value is not None else ""
         html = self.templates.get_template(name).render(
