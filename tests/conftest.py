@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -37,6 +39,40 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     os.environ["PYTHONPYCACHEPREFIX"] = str(cache.mkdir("pycache"))
+
+
+class _SysRetryingSettrace:
+    """`sys` for `threading` alone, whose `settrace` tries again when CPython 3.11 refuses it
+    because another thread is installing a trace function at the same moment.
+
+    Under coverage, every new thread installs coverage's trace hook as it starts
+    (`threading._bootstrap_inner` calls `_sys.settrace(_trace_hook)`), and CPython 3.11 guards
+    `_PyEval_SetTrace` with one process-wide flag (python/cpython#98257): when two threads
+    start at once, the loser raises "Cannot install a trace function while another trace
+    function is being installed" and dies before running its target, so whatever waits on it
+    (an anyio worker thread's result) waits until pytest-timeout ends the test. Seen once in
+    four loaded CI runs. Python 3.12+ traces with `sys.monitoring` and has no such guard.
+    Only this refusal is retried; everything else of `sys` is `sys` itself."""
+
+    _REFUSAL = "another trace function is being installed"
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(sys, name)
+
+    def settrace(self, function: Any) -> None:
+        for _ in range(200):
+            try:
+                sys.settrace(function)
+                return
+            except RuntimeError as exc:
+                if self._REFUSAL not in str(exc):
+                    raise
+                time.sleep(0.001)
+        sys.settrace(function)
+
+
+if sys.version_info < (3, 12):
+    threading._sys = _SysRetryingSettrace()  # type: ignore[attr-defined]
 
 
 @pytest.hookimpl(wrapper=True)
