@@ -62,6 +62,15 @@ def write_section(name: str, markdown: str, doc: Path = DOC) -> None:
     doc.write_text(text, encoding="utf-8")
 
 
+def publish(name: str, results: dict[str, Any], text: str, write: bool = True) -> None:
+    """Print a benchmark's report and, unless `write` is false (`--no-write`), keep its raw
+    figures (`write_json`) and its section of docs/benchmarks.md (`write_section`)."""
+    print(text)
+    if write:
+        write_json(name, results)
+        write_section(name, text)
+
+
 def markdown_table(headers: list[str], rows: list[list[Any]]) -> str:
     """A GitHub-flavoured markdown table."""
     out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]

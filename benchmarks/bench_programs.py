@@ -52,7 +52,7 @@ import anyio
 import mcp_types as types
 from mcp import Client, StdioServerParameters
 
-from benchmarks._common import ROOT, markdown_table, write_json, write_section
+from benchmarks._common import ROOT, markdown_table, publish
 from benchmarks.bench_agent_tokens import compact, listing_json, result_text, tokens
 from benchmarks.bench_discovery_real import fastmcp_params
 from benchmarks.bench_servers import Setup
@@ -387,9 +387,7 @@ class Session:
 def _value(result: types.CallToolResult) -> Any:
     """What a program gets of a result: its structured content, else its text."""
     if result.structured_content is not None:
-        content = result.structured_content
-        # A mounted tool's text-only result comes back whole as `result` in some SDKs.
-        return content
+        return result.structured_content
     return result_text(result)
 
 
@@ -495,8 +493,8 @@ async def measure(root: Path, url: str, fastmcp: Path | None) -> dict[str, Any]:
                 runs.append(checked(run, job))
         if fastmcp is not None and not job.store:
             setup = fresh_setup(root, url, f"{job.name}-codemode")
-            names = {f"{s.name}.{t}": f"{s.name}_{t}" for s in setup.specs for t in _tools(job)}
-            names = {ours: theirs for ours, theirs in names.items() if ours in _tools(job, True)}
+            # fastmcp's proxy names `server.tool` as `server_tool`.
+            names = {tool: tool.replace(".", "_", 1) for tool, _ in job.tools}
             async with Client(codemode_params(setup, fastmcp), mode="legacy") as client:
                 try:
                     run = await codemode_side(client, job, setup, names)
@@ -505,10 +503,6 @@ async def measure(root: Path, url: str, fastmcp: Path | None) -> dict[str, Any]:
                 runs.append(checked(run, job))
         print(f"{job.name}: done", file=sys.stderr)
     return {"runs": [r.as_json() for r in runs], "jobs": len(JOBS)}
-
-
-def _tools(job: Job, full: bool = False) -> list[str]:
-    return [t if full else t.split(".", 1)[-1] for t, _ in job.tools]
 
 
 # --- report ---------------------------------------------------------------------------------------
@@ -635,11 +629,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
     with tempfile.TemporaryDirectory() as tmp, loopback_pages() as pages:
         results = anyio.run(measure, Path(tmp), pages.url, fastmcp)
-    text = render(results)
-    print(text)
-    if not args.no_write:
-        write_json(NAME, results)
-        write_section(NAME, text)
+    publish(NAME, results, render(results), write=not args.no_write)
     return results
 
 

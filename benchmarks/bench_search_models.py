@@ -48,7 +48,7 @@ import anyio
 import numpy as np
 
 from benchmarks import bench_search_quality as quality
-from benchmarks._common import ROOT, markdown_table, write_json, write_section
+from benchmarks._common import ROOT, markdown_table, publish
 from prixfixe.search import SearchDocument, SearchIndex
 from prixfixe.search.index import DEFAULT_TUNING, Tuning, embed_text
 
@@ -283,11 +283,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             "make it as the module's docstring says, or pass --minilm-python"
         )
     results = measure(args.minilm_python)
-    text = render(results)
-    print(text)
-    if not args.no_write:
-        write_json(NAME, results)
-        write_section(NAME, text)
+    publish(NAME, results, render(results), write=not args.no_write)
     return results
 
 
